@@ -1,0 +1,5 @@
+"""``python -m tmemlint``: the same as the ``tmemlint`` command."""
+
+from tmemlint.cli import main
+
+main()

@@ -1,0 +1,179 @@
+"""Path-sensitive typestate by property simulation (Das, Lerner, Seigle: "ESP: Path-Sensitive Program
+Verification in Polynomial Time", PLDI 2002).
+
+A state is ``(prop, facts)``: ``prop`` is the property being tracked (hashable, supplied by the rule: e.g. which
+allocations this thread holds) and ``facts`` a frozenset of ``(key, bool)`` branch facts (see
+``tmemlint.analysis.threads``).  Guarded instructions and conditional branches fork on undecided predicates and
+consult the facts, so a predicate tested twice is taken the same way both times (correlated guards).  At every
+program point, states with equal ``prop`` are merged and keep only the facts they share: the number of states is
+bounded by the number of distinct property values, never by the number of paths.
+
+The simulation runs once per warp class (``WarpClass``): predicates of the thread index are decided by the class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Hashable
+
+from tmemlint.analysis.cfg import CFG, EXIT
+from tmemlint.analysis.threads import GuardOracle, WarpClass
+from tmemlint.analysis.values import ValueAnalysis, defined_regs
+from tmemlint.ir import Instruction
+
+Facts = frozenset
+Transfer = Callable[[Hashable, Instruction], Hashable]
+
+#: Block visits allowed per simulation before giving up (reported as TM901 by the caller).
+DEFAULT_BUDGET = 400_000
+
+
+class BudgetExceeded(Exception):
+    """The simulation needed more than its budget of block visits."""
+
+
+@dataclass(slots=True)
+class ExitState:
+    """A property value reaching kernel exit, with the facts of its paths and the exiting instruction."""
+
+    prop: Hashable
+    facts: Facts
+    exit_inst: Instruction | None
+
+
+class PropertySimulation:
+    """Runs ``transfer`` over every feasible path of one warp class.
+
+    ``transfer(prop, inst)`` is called for each instruction executed (guard true); it returns the new prop.
+    ``observe(prop, inst, facts)``, if given, is called before ``transfer`` for every executed instruction."""
+
+    def __init__(self, cfg: CFG, va: ValueAnalysis, klass: WarpClass, transfer: Transfer, init: Hashable,
+                 observe: Callable | None = None, budget: int = DEFAULT_BUDGET):
+        self.cfg = cfg
+        self.va = va
+        self.oracle = GuardOracle(va, klass)
+        self.transfer = transfer
+        self.observe = observe
+        self.init = init
+        self.budget = budget
+        self._deps: dict = {}
+        self._dep_indices: set[int] = set()
+        self._defs = {}
+
+    def _add_fact(self, facts: Facts, key, want: bool, deps) -> Facts:
+        self._deps[key] = deps
+        self._dep_indices.update(deps)
+        return facts | {(key, want)}
+
+    def _kill(self, facts: Facts, idx: int) -> Facts:
+        if idx not in self._dep_indices or not facts:
+            return facts
+        keep = [f for f in facts if idx not in self._deps.get(f[0], ())]
+        return facts if len(keep) == len(facts) else frozenset(keep)
+
+    def _branch(self, inst: Instruction, facts: Facts):
+        """Yields ``(taken: bool, facts)`` for a guarded instruction."""
+        g = inst.guard
+        decided, fact, deps = self.oracle.evaluate(inst, g.reg, g.negated)
+        if decided is not None:
+            yield decided, facts
+            return
+        key, want = fact
+        if (key, want) in facts:
+            yield True, facts
+        elif (key, not want) in facts:
+            yield False, facts
+        else:
+            yield True, self._add_fact(facts, key, want, deps)
+            yield False, self._add_fact(facts, key, not want, deps)
+
+    def run(self) -> list[ExitState]:
+        """Simulate; returns the states reaching EXIT.  Raises BudgetExceeded."""
+        cfg = self.cfg
+        g = cfg.graph
+        entry_states: dict = {}
+        exits: dict = {}
+        work: list = []
+        queued: set = set()
+
+        def arrive(node, prop, facts, from_inst):
+            if node == EXIT:
+                k = (prop, from_inst.index if from_inst is not None else -1)
+                old = exits.get(k)
+                if old is None:
+                    exits[k] = ExitState(prop, facts, from_inst)
+                else:
+                    old.facts = old.facts & facts
+                return
+            if node not in cfg.blocks:
+                return  # ABORT: a trapped path holds nothing
+            states = entry_states.setdefault(node, {})
+            old = states.get(prop)
+            if old is None:
+                states[prop] = facts
+            else:
+                new = old & facts
+                if new == old:
+                    return
+                states[prop] = new
+            if node not in queued:
+                queued.add(node)
+                work.append(node)
+
+        first = next(iter(g.successors("entry")))
+        arrive(first, self.init, frozenset(), None)
+        visits = 0
+        while work:
+            node = work.pop()
+            queued.discard(node)
+            visits += 1
+            if visits > self.budget:
+                raise BudgetExceeded()
+            blk = cfg.blocks[node]
+            states = dict(entry_states[node])
+            insts = blk.instructions
+            last = insts[-1] if insts else None
+            for inst in insts:
+                is_branch = inst is last and inst.op in ("bra", "brx")
+                nxt: dict = {}
+                for prop, facts in states.items():
+                    if inst.guard is not None and not is_branch:
+                        outcomes = list(self._branch(inst, facts))
+                    else:
+                        outcomes = [(True, facts)]
+                    for taken, f in outcomes:
+                        p = prop
+                        if taken and not is_branch:
+                            if self.observe is not None:
+                                self.observe(p, inst, f)
+                            p = self.transfer(p, inst)
+                            if inst.op in ("ret", "exit"):
+                                arrive(EXIT, p, self._kill(f, inst.index), inst)
+                                continue
+                            if inst.op == "trap":
+                                continue
+                        f = self._kill(f, inst.index)
+                        old = nxt.get(p)
+                        nxt[p] = f if old is None else (old & f)
+                states = nxt
+            # route to successors
+            for prop, facts in states.items():
+                for succ in g.successors(node):
+                    if succ == EXIT and last is not None and last.op in ("ret", "exit"):
+                        continue  # already delivered above (a guarded ret falls through here otherwise)
+                    if succ == "abort":
+                        continue
+                    cond = g[node][succ].get("cond")
+                    if cond is None:
+                        arrive(succ, prop, facts, last)
+                        continue
+                    _guard, want_taken = cond
+                    for taken, f in self._branch(last, facts):
+                        if taken == want_taken:
+                            arrive(succ, prop, f, last)
+        return list(exits.values())
+
+
+def executed_defs(inst: Instruction) -> list:
+    """Registers defined by ``inst`` (re-exported for rules that track registers along paths)."""
+    return defined_regs(inst)

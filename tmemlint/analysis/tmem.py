@@ -1,0 +1,77 @@
+"""TMEM facts of one function: allocation sites, their slots and column counts, and what each TMEM operand
+refers to (PTX ISA §9.7.16.7.1 tcgen05.alloc/dealloc; the reference's §2.1).
+
+An allocation is identified by its *slot*: the shared-memory address ``tcgen05.alloc`` writes the TMEM address
+to (a ``("sym", name, offset)`` value).  Values loaded from the slot are TMEM addresses of that allocation
+(``ValueAnalysis`` gives them as ``("tmem", slot, col, lane)``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tmemlint.analysis.values import TOP, ValueAnalysis
+from tmemlint.ir import Function, Instruction
+
+#: TMEM geometry per CTA on sm_100a (PTX ISA §9.7.16.2.1): 128 lanes x 512 columns of 32-bit cells.
+TMEM_LANES = 128
+TMEM_COLUMNS = 512
+
+
+def valid_ncols(n: int) -> bool:
+    """Whether ``n`` is a legal ``nCols``: a power of two in [32, 512] (PTX ISA §9.7.16.7.1)."""
+    return 32 <= n <= 512 and n & (n - 1) == 0
+
+
+@dataclass(slots=True)
+class TmemSites:
+    """Allocation-related instructions of a function.
+
+    ``slot_of`` maps an alloc's index to its slot key (``("sym", ...)``, or ``("inst", index)`` when the slot
+    address is unknown); ``freed_slot`` maps a dealloc's index to the slot of the TMEM address it frees, or None
+    when that address is not derived from a known slot; ``ncols`` maps alloc/dealloc indices to a constant column
+    count (None when not constant)."""
+
+    allocs: list[Instruction] = field(default_factory=list)
+    deallocs: list[Instruction] = field(default_factory=list)
+    relinquishes: list[Instruction] = field(default_factory=list)
+    slot_of: dict[int, tuple] = field(default_factory=dict)
+    freed_slot: dict[int, tuple | None] = field(default_factory=dict)
+    freed_col: dict[int, int | None] = field(default_factory=dict)
+    ncols: dict[int, int | None] = field(default_factory=dict)
+
+    def allocs_of_slot(self, slot) -> list[Instruction]:
+        return [a for a in self.allocs if self.slot_of[a.index] == slot]
+
+
+def const_value(va: ValueAnalysis, inst: Instruction, k: int) -> int | None:
+    """Operand ``k`` of ``inst`` as an integer constant, or None."""
+    if k >= len(inst.operands):
+        return None
+    v = va.value(inst, inst.operands[k])
+    return v[1] if v is not TOP and v[0] == "c" else None
+
+
+def tmem_sites(fn: Function, va: ValueAnalysis) -> TmemSites:
+    """Collect the allocation sites of ``fn``."""
+    s = TmemSites()
+    for inst in fn.instructions:
+        fam = inst.family
+        if fam == "tcgen05.alloc":
+            s.allocs.append(inst)
+            v = va.value(inst, inst.operands[0]) if inst.operands else TOP
+            s.slot_of[inst.index] = v if (v is not TOP and v[0] == "sym") else ("inst", inst.index)
+            s.ncols[inst.index] = const_value(va, inst, 1)
+        elif fam == "tcgen05.dealloc":
+            s.deallocs.append(inst)
+            v = va.value(inst, inst.operands[0]) if inst.operands else TOP
+            if v is not TOP and v[0] == "tmem":
+                s.freed_slot[inst.index] = v[1]
+                s.freed_col[inst.index] = v[2]
+            else:
+                s.freed_slot[inst.index] = None
+                s.freed_col[inst.index] = None
+            s.ncols[inst.index] = const_value(va, inst, 1)
+        elif fam == "tcgen05.relinquish_alloc_permit":
+            s.relinquishes.append(inst)
+    return s

@@ -1,0 +1,591 @@
+"""Register values: reaching definitions and a flat-lattice abstract interpretation of each definition.
+
+Values are hashable tuples, so that two registers computed the same way compare equal (this is what lets a
+predicate recomputed from the same warp index correlate with the first one):
+
+=====================================  ==========================================================================
+``("c", v)``                            integer constant ``v``
+``("sym", name, off)``                  the address of variable ``name`` plus ``off`` bytes (any state space;
+                                        ``cvta`` to and from generic keeps it)
+``("tmem", slot, col, lane)``           a TMEM address (PTX ISA §9.7.16.2: lane in bits 31-16, column in bits
+                                        15-0) loaded from the allocation slot ``slot`` (a ``sym`` value), plus a
+                                        constant column offset ``col`` (None: unknown) and a lane offset ``lane``
+                                        (an int, a thread expression, or None: unknown)
+``("tid", e)``                          a function of ``%tid.x`` given by the expression tree ``e`` (see
+                                        ``eval_tid``); ``elect.sync`` and ``shfl.sync.idx`` results are of this form
+``("param", name, off)``                a value loaded from kernel parameter space (the same for the whole grid)
+``("sreg", name)``                      a special register that is uniform across the CTA (``%ctaid.x`` ...)
+``("op", name, a, b...)``               an operation on uniform values (kept symbolic so that equal computations
+                                        compare equal)
+``("cmp", cmp, a, b)``                  a predicate ``a cmp b``; ``("pnot", p)``, ``("pand", p, q)``,
+                                        ``("por", p, q)`` combine predicates
+``("opq", d)``                          an unknown value produced by definition ``d`` (a load, a ``tcgen05.ld``)
+TOP                                     several reaching definitions disagree
+=====================================  ==========================================================================
+
+The lattice is flat (⊥ < any value < TOP), so the fixed point is reached in a few passes over the function.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from tmemlint.analysis.cfg import CFG
+from tmemlint.ir import Address, Imm, Instruction, NotReg, ParenList, Reg, RegPair, Sym, Vec
+
+TOP = ("top",)
+
+# Opcodes whose first operand is not a register definition.
+_NO_DEF = {
+    "st", "red", "bar", "barrier", "bra", "brx", "ret", "exit", "trap", "brkpt", "call", "cp", "fence", "membar",
+    "prefetch", "prefetchu", "setmaxnreg", "nanosleep", "griddepcontrol", "pmevent", "discard", "applypriority",
+    "stmatrix", "tensormap", "multimem", "cp.async", "wgmma", "clusterlaunchcontrol", "tcgen05", "stackrestore",
+}
+_MBARRIER_DEFS = {"arrive", "arrive_drop", "try_wait", "test_wait", "pending_count"}
+_UNIFORM_SREGS = ("%ctaid", "%nctaid", "%ntid", "%clusterid", "%nclusterid", "%cluster_ctaid", "%cluster_nctaid",
+                  "%cluster_ctarank", "%cluster_nctarank", "%is_explicit_cluster", "%gridid", "%nsmid")
+
+
+def defined_regs(inst: Instruction) -> list[Reg]:
+    """Registers written by ``inst`` (PTX ISA: the destination is the first operand, except for stores, branches,
+    barriers, and the asynchronous tcgen05 instructions other than ``tcgen05.ld``)."""
+    op = inst.op
+    if not inst.operands:
+        return []
+    if op == "tcgen05":
+        if inst.family != "tcgen05.ld":
+            return []
+    elif op in _NO_DEF:
+        return []
+    elif op == "mbarrier":
+        if len(inst.parts) < 2 or inst.parts[1] not in _MBARRIER_DEFS:
+            return []
+    elif op == "wmma" and len(inst.parts) > 1 and inst.parts[1] == "store":
+        return []
+    d = inst.operands[0]
+    t = type(d)
+    if t is Reg:
+        return [d]
+    if t is Vec:
+        return [x for x in d.items if type(x) is Reg]
+    if t is RegPair:
+        return [x for x in (d.first, d.second) if type(x) is Reg]
+    return []
+
+
+def _regs_in(o, out: list) -> None:
+    t = type(o)
+    if t is Reg:
+        out.append(o)
+    elif t is Address:
+        if type(o.base) is Reg:
+            out.append(o.base)
+        if o.coords is not None:
+            _regs_in(o.coords, out)
+    elif t is Vec or t is ParenList:
+        for x in o.items:
+            _regs_in(x, out)
+    elif t is NotReg:
+        out.append(o.reg)
+    elif t is RegPair:
+        for x in (o.first, o.second):
+            if type(x) is Reg:
+                out.append(x)
+
+
+def used_regs(inst: Instruction) -> list[Reg]:
+    """Registers read by ``inst``: every register operand except pure destinations, plus the guard."""
+    out: list[Reg] = []
+    ops = inst.operands
+    start = 1 if defined_regs(inst) else 0
+    if start and inst.op == "wgmma":
+        start = 0
+    for o in ops[start:]:
+        _regs_in(o, out)
+    if inst.guard is not None:
+        out.append(inst.guard.reg)
+    return out
+
+
+# ------------------------------------------------------------------------------------ thread expressions
+
+
+def eval_tid(expr: tuple, tids: range) -> list[int]:
+    """Evaluate a thread expression for every ``%tid.x`` in ``tids``.
+
+    Nodes: ``("x",)`` the thread index; ``(op, e, k)`` with op in shr/shl/and/or/xor/add/sub/mul/div/rem and a
+    constant ``k``; ``("shfl", e, k)`` the value of ``e`` at lane ``k`` of the same warp (``shfl.sync.idx``);
+    ``("elect",)`` 1 on lane 0 of each warp (``elect.sync`` elects one lane); ``("cmp", c, e, k)`` 0/1."""
+    return list(_eval_tid(expr, tids.start, tids.stop))
+
+
+@lru_cache(maxsize=4096)
+def _eval_tid(expr: tuple, lo: int, hi: int) -> tuple[int, ...]:
+    tag = expr[0]
+    if tag == "x":
+        return tuple(range(lo, hi))
+    if tag == "elect":
+        return tuple(1 if t % 32 == 0 else 0 for t in range(lo, hi))
+    if tag == "shfl":
+        inner = expr[1]
+        k = expr[2]
+        out = []
+        for t in range(lo, hi):
+            src = (t & ~31) + k
+            out.append(_eval_tid(inner, src, src + 1)[0])
+        return tuple(out)
+    if tag == "cmp":
+        vals = _eval_tid(expr[2], lo, hi)
+        k = expr[3]
+        f = _CMP[expr[1]]
+        return tuple(1 if f(v, k) else 0 for v in vals)
+    vals = _eval_tid(expr[1], lo, hi)
+    k = expr[2]
+    f = _BIN[tag]
+    return tuple(f(v, k) for v in vals)
+
+
+def _div(a, b):
+    return int(a / b) if b else 0
+
+
+def _rem(a, b):
+    return a - b * int(a / b) if b else 0
+
+
+_BIN = {
+    "shr": lambda a, b: a >> b if b < 64 else 0,
+    "shl": lambda a, b: (a << b) & 0xFFFFFFFFFFFFFFFF if b < 64 else 0,
+    "and": lambda a, b: a & b,
+    "or": lambda a, b: a | b,
+    "xor": lambda a, b: a ^ b,
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "div": _div,
+    "rem": _rem,
+    "min": min,
+    "max": max,
+}
+_CMP = {
+    "eq": lambda a, b: a == b,
+    "ne": lambda a, b: a != b,
+    "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b,
+    "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b,
+    "lo": lambda a, b: a < b,
+    "ls": lambda a, b: a <= b,
+    "hi": lambda a, b: a > b,
+    "hs": lambda a, b: a >= b,
+}
+_SWAP = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "lo": "hi", "hi": "lo", "ls": "hs", "hs": "ls",
+         "eq": "eq", "ne": "ne"}
+_NEGATE = {"eq": "ne", "ne": "eq", "lt": "ge", "ge": "lt", "le": "gt", "gt": "le", "lo": "hs", "hs": "lo",
+           "ls": "hi", "hi": "ls"}
+
+_ARITH = {"add": "add", "sub": "sub", "mul": "mul", "shl": "shl", "shr": "shr", "and": "and", "or": "or",
+          "xor": "xor", "div": "div", "rem": "rem", "min": "min", "max": "max", "mul24": "mul"}
+
+
+def is_stable(v) -> bool:
+    """Whether ``v`` denotes the same value wherever it is computed (no opaque or joined parts)."""
+    if v is TOP:
+        return False
+    tag = v[0]
+    if tag == "opq":
+        return False
+    if tag in ("c", "sym", "tid", "param", "sreg"):
+        return True
+    if tag in ("op", "cmp", "pnot", "pand", "por"):
+        return all(is_stable(x) for x in v[2 if tag in ("op", "cmp") else 1:] if isinstance(x, tuple))
+    if tag == "tmem":
+        return True
+    return False
+
+
+def opaque_deps(v, out: set | None = None) -> set:
+    """The definitions (``("opq", d)`` leaves) that ``v`` depends on."""
+    if out is None:
+        out = set()
+    if isinstance(v, tuple) and v:
+        if v[0] == "opq":
+            out.add(v[1])
+        else:
+            for x in v[1:]:
+                if isinstance(x, tuple):
+                    opaque_deps(x, out)
+    return out
+
+
+class ValueAnalysis:
+    """Values of every register definition of one function, and of every operand at its use.
+
+    ``slots``: shared-memory addresses (``sym`` values) that ``tcgen05.alloc`` writes; a load from one of them
+    yields a ``tmem`` value.  Computed by ``analyse`` in two rounds (slots are found from the first)."""
+
+    def __init__(self, cfg: CFG):
+        self.cfg = cfg
+        self.fn = cfg.function
+        self.insts = self.fn.instructions
+        self.slots: set = set()
+        self.def_value: dict[tuple[int, str], tuple] = {}
+        self.reach: dict[tuple[int, str], tuple[int, ...]] = {}
+        self.single_def: dict[str, int] = {}
+        self._defs_by_inst: list[list[Reg]] = [defined_regs(i) for i in self.insts]
+        self._compute_reaching()
+
+    # ---- reaching definitions (only for registers with several definitions) --------------------------------
+    def _compute_reaching(self) -> None:
+        defs_of: dict[str, list[int]] = {}
+        for i, regs in enumerate(self._defs_by_inst):
+            for r in regs:
+                defs_of.setdefault(r.name, []).append(i)
+        multi = {r: ds for r, ds in defs_of.items() if len(ds) > 1}
+        self.single_def = {r: ds[0] for r, ds in defs_of.items() if len(ds) == 1}
+        self.multi_defs = multi
+        if not multi:
+            return
+        bit: dict[tuple[int, str], int] = {}
+        reg_mask: dict[str, int] = {}
+        for r, ds in multi.items():
+            m = 0
+            for d in ds:
+                b = 1 << len(bit)
+                bit[(d, r)] = b
+                m |= b
+            reg_mask[r] = m
+        bit_owner = {b: key for key, b in bit.items()}
+        cfg = self.cfg
+        gen: dict = {}
+        kill: dict = {}
+        for bid, blk in cfg.blocks.items():
+            g = 0
+            k = 0
+            for inst in blk.instructions:
+                for r in self._defs_by_inst[inst.index]:
+                    if r.name in multi:
+                        k |= reg_mask[r.name]
+                        g = (g & ~reg_mask[r.name]) | bit[(inst.index, r.name)]
+            gen[bid] = g
+            kill[bid] = k
+        order = [n for n in cfg.reverse_postorder() if n in cfg.blocks]
+        preds = {n: [p for p in cfg.graph.predecessors(n) if p in cfg.blocks] for n in order}
+        out = {n: 0 for n in order}
+        changed = True
+        while changed:
+            changed = False
+            for n in order:
+                inn = 0
+                for p in preds[n]:
+                    inn |= out[p]
+                o = gen[n] | (inn & ~kill[n])
+                if o != out[n]:
+                    out[n] = o
+                    changed = True
+        for n in order:
+            cur = 0
+            for p in preds[n]:
+                cur |= out[p]
+            for inst in cfg.blocks[n].instructions:
+                for r in used_regs(inst):
+                    m = reg_mask.get(r.name)
+                    if m is not None:
+                        live = cur & m
+                        ds = []
+                        while live:
+                            low = live & -live
+                            ds.append(bit_owner[low][0])
+                            live ^= low
+                        self.reach[(inst.index, r.name)] = tuple(ds)
+                for r in self._defs_by_inst[inst.index]:
+                    if r.name in multi:
+                        cur = (cur & ~reg_mask[r.name]) | bit[(inst.index, r.name)]
+
+    # ---- values ---------------------------------------------------------------------------------------------
+    def reg_value(self, inst: Instruction, reg: Reg):
+        """The value of ``reg`` as read by ``inst``."""
+        name = reg.name
+        if name.startswith("%"):
+            sv = _special(name)
+            if sv is not None:
+                return sv
+        d = self.single_def.get(name)
+        if d is not None:
+            v = self.def_value.get((d, name))
+            return v if v is not None else TOP
+        ds = self.reach.get((inst.index, name))
+        if ds is None:
+            if name in self.multi_defs:
+                return TOP
+            return ("opq", ("in", name))
+        val = None
+        for d in ds:
+            v = self.def_value.get((d, name))
+            if v is None:
+                continue
+            if val is None:
+                val = v
+            elif v != val:
+                return TOP
+        return val if val is not None else TOP
+
+    def value(self, inst: Instruction, o):
+        """The value of operand ``o`` of ``inst`` (an address operand gives the address value)."""
+        t = type(o)
+        if t is Reg:
+            return self.reg_value(inst, o)
+        if t is Imm:
+            return ("c", o.value)
+        if t is Sym:
+            return ("sym", o.name, o.offset)
+        if t is Address:
+            return self.address_value(inst, o)
+        if t is NotReg:
+            return _pnot(self.reg_value(inst, o.reg))
+        return TOP
+
+    def address_value(self, inst: Instruction, a: Address):
+        """The address an ``[base+offset]`` operand denotes."""
+        if a.base is None:
+            return ("c", a.offset)
+        base = self.value(inst, a.base)
+        return _add(base, ("c", a.offset), inst.index) if a.offset else base
+
+    def analyse(self) -> "ValueAnalysis":
+        """Run the fixed point (twice: the second round knows the allocation slots).  Returns self."""
+        self._fixpoint()
+        slots = set()
+        for inst in self.insts:
+            if inst.family == "tcgen05.alloc" and inst.operands:
+                v = self.value(inst, inst.operands[0])
+                if v is not TOP and v[0] == "sym":
+                    slots.add(v)
+        if slots:
+            self.slots = slots
+            self.def_value.clear()
+            self._fixpoint()
+        return self
+
+    def _fixpoint(self) -> None:
+        order = [self.cfg.blocks[n] for n in self.cfg.reverse_postorder() if n in self.cfg.blocks]
+        for _ in range(8):
+            changed = False
+            for blk in order:
+                for inst in blk.instructions:
+                    regs = self._defs_by_inst[inst.index]
+                    if not regs:
+                        continue
+                    vals = self._transfer(inst, regs)
+                    for r, v in zip(regs, vals):
+                        key = (inst.index, r.name)
+                        if self.def_value.get(key) != v:
+                            self.def_value[key] = v
+                            changed = True
+            if not changed:
+                return
+        # Not converged (very deep chains): everything still changing becomes opaque.
+        for key in list(self.def_value):  # pragma: no cover - defensive
+            self.def_value[key] = ("opq", key[0])
+
+    def _transfer(self, inst: Instruction, regs: list[Reg]) -> list:
+        op = inst.op
+        idx = inst.index
+        opq = ("opq", idx)
+        ops = inst.operands
+        n = len(regs)
+        if n != 1 or type(ops[0]) is not Reg:
+            if op == "elect" and type(ops[0]) is RegPair:
+                out = []
+                for r in (ops[0].first, ops[0].second):
+                    if type(r) is Reg:
+                        out.append(("tid", ("elect",)) if r is ops[0].second else ("opq", (idx, r.name)))
+                return out
+            if op == "shfl" and type(ops[0]) is RegPair and len(ops) >= 3:
+                v = self._shfl(inst)
+                return [v if r is ops[0].first else ("opq", (idx, r.name)) for r in regs]
+            return [("opq", (idx, r.name)) for r in regs]
+        args = [self.value(inst, o) for o in ops[1:]]
+        try:
+            v = self._compute(inst, op, args)
+        except (IndexError, TypeError, ValueError, ZeroDivisionError, OverflowError):
+            v = opq
+        if v is TOP or v is None:
+            v = opq
+        return [v]
+
+    def _shfl(self, inst: Instruction):
+        ops = inst.operands
+        if inst.has("idx") and len(ops) >= 3:
+            src = self.value(inst, ops[1])
+            lane = self.value(inst, ops[2])
+            if src is not TOP and lane[0] == "c":
+                if src[0] == "tid":
+                    return ("tid", ("shfl", src[1], lane[1]))
+                if is_stable(src):
+                    return src
+        return ("opq", inst.index)
+
+    def _compute(self, inst: Instruction, op: str, args: list):
+        idx = inst.index
+        if op in ("mov", "cvt", "cvta"):
+            if not args:
+                return None
+            return args[-1] if op != "mov" else args[0]
+        if op in _ARITH:
+            if len(args) < 2:
+                return None
+            name = "mul" if op == "mul" else _ARITH[op]
+            if op == "mul" and inst.has("hi"):
+                return _generic("mulhi", args, idx)
+            return _binop(name, args[0], args[1], idx)
+        if op == "mad" and len(args) == 3 and not inst.has("hi"):
+            return _binop("add", _binop("mul", args[0], args[1], idx), args[2], idx)
+        if op == "neg" and args:
+            return _binop("sub", ("c", 0), args[0], idx)
+        if op == "not" and args:
+            a = args[0]
+            if a[0] == "c":
+                return ("c", ~a[1])
+            if a[0] in ("cmp", "pnot", "pand", "por"):
+                return _pnot(a)
+            return _generic("not", args, idx)
+        if op == "setp":
+            cmp = next((p for p in inst.parts[1:] if p in _CMP), None)
+            if cmp is None or len(args) < 2:
+                return None
+            p = _cmp(cmp, args[0], args[1])
+            if len(args) >= 3:  # setp.cmp.bop: combined with a third predicate operand
+                bop = next((q for q in inst.parts if q in ("and", "or", "xor")), None)
+                if bop == "and":
+                    return ("pand", p, args[2])
+                if bop == "or":
+                    return ("por", p, args[2])
+                return None
+            return p
+        if op == "selp" and len(args) == 3:
+            c = args[2]
+            if c[0] == "c":
+                return args[0] if c[1] else args[1]
+            if args[0] == args[1]:
+                return args[0]
+            return _generic("selp", args, idx)
+        if op == "ld" or op == "ldu":
+            if not args:
+                return None
+            a = args[0]
+            if a[0] == "sym" and a in self.slots:
+                return ("tmem", a, 0, 0)
+            if inst.has("param") and a[0] == "sym":
+                return ("param", a[1], a[2])
+            return None
+        if op == "shfl":
+            return self._shfl(inst)
+        if op == "elect":
+            return ("tid", ("elect",))
+        return None
+
+
+def _special(name: str):
+    if name == "%tid.x":
+        return ("tid", ("x",))
+    if name == "%laneid":
+        return ("tid", ("and", ("x",), 31))
+    for p in _UNIFORM_SREGS:
+        if name == p or name.startswith(p + "."):
+            return ("sreg", name)
+    if name.startswith("%tid") or name in ("%warpid", "%smid", "%clock", "%clock64", "%globaltimer"):
+        return ("opq", ("sreg", name))
+    return None
+
+
+def _pnot(p):
+    if p is TOP:
+        return TOP
+    if p[0] == "pnot":
+        return p[1]
+    if p[0] == "cmp":
+        return ("cmp", _NEGATE[p[1]], p[2], p[3])
+    if p[0] == "c":
+        return ("c", 0 if p[1] else 1)
+    return ("pnot", p)
+
+
+def _cmp(cmp: str, a, b):
+    if a is TOP or b is TOP:
+        return None
+    if a[0] == "c" and b[0] == "c":
+        return ("c", 1 if _CMP[cmp](a[1], b[1]) else 0)
+    if a[0] == "c" and b[0] != "c":
+        a, b, cmp = b, a, _SWAP[cmp]
+    if a[0] == "tid" and b[0] == "c":
+        return ("tid", ("cmp", cmp, a[1], b[1]))
+    return ("cmp", cmp, a, b)
+
+
+def _generic(name: str, args: list, idx: int):
+    if all(a is not TOP and is_stable(a) and a[0] not in ("tid", "tmem") for a in args):
+        return ("op", name, *args)
+    return ("opq", idx)
+
+
+def _add(a, b, idx: int):
+    return _binop("add", a, b, idx)
+
+
+def _binop(name: str, a, b, idx: int):
+    if a is TOP or b is TOP:
+        return ("opq", idx)
+    ta, tb = a[0], b[0]
+    if ta == "c" and tb == "c":
+        return ("c", _BIN[name](a[1], b[1]))
+    if name in ("add", "or") and ta == "c" and tb != "c":
+        a, b, ta, tb = b, a, tb, ta
+    if tb == "c":
+        k = b[1]
+        if ta == "sym" and name == "add":
+            return ("sym", a[1], a[2] + k)
+        if ta == "sym" and name == "sub":
+            return ("sym", a[1], a[2] - k)
+        if ta == "tmem" and name in ("add", "sub", "or"):
+            kk = -k if name == "sub" else k
+            return _tmem_add_const(a, kk)
+        if ta == "tid":
+            return ("tid", (name, a[1], k))
+        if k == 0 and name in ("add", "sub", "or", "xor", "shl", "shr"):
+            return a
+    if ta == "tmem" and tb == "tid" and name in ("add", "or"):
+        return _tmem_add_tid(a, b[1])
+    if tb == "tmem" and ta == "tid" and name in ("add", "or"):
+        return _tmem_add_tid(b, a[1])
+    if ta == "sym" and name in ("add", "sub"):
+        return ("opq", idx)
+    return _generic(name, [a, b], idx)
+
+
+def _tmem_add_const(a, k: int):
+    _, slot, col, lane = a
+    ncol = col + (k & 0xFFFF) if col is not None else None
+    dl = k >> 16
+    if isinstance(lane, int):
+        nlane = lane + dl
+    elif lane is None or dl == 0:
+        nlane = lane
+    else:
+        nlane = ("add", lane, dl)
+    return ("tmem", slot, ncol, nlane)
+
+
+def _tmem_add_tid(a, expr):
+    _, slot, col, lane = a
+    vals = eval_tid(expr, range(0, 1024))
+    if all(v & 0xFFFF == 0 for v in vals):
+        add = ("shr", expr, 16)
+        if lane == 0:
+            nlane = add
+        elif isinstance(lane, int):
+            nlane = ("add", add, lane)
+        else:
+            nlane = None
+        return ("tmem", slot, col, nlane)
+    return ("tmem", slot, None, None)

@@ -1,0 +1,61 @@
+"""What a check sees: one function with its analyses, computed once on first use and shared by all rules."""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from tmemlint.analysis.cfg import CFG, build_cfg
+from tmemlint.analysis.lifecycle import Lifecycle
+from tmemlint.analysis.threads import ThreadModel, thread_model
+from tmemlint.analysis.tmem import TmemSites, tmem_sites
+from tmemlint.analysis.values import ValueAnalysis
+from tmemlint.checks.registry import RULES
+from tmemlint.findings import Finding, Related
+from tmemlint.ir import Function, Instruction, Module, Span
+
+
+class FunctionContext:
+    """Analyses of ``function`` in ``module`` for the rules, and ``report`` to emit findings."""
+
+    def __init__(self, module: Module, function: Function, path: str):
+        self.module = module
+        self.function = function
+        self.path = path
+        self.findings: list[Finding] = []
+
+    @cached_property
+    def cfg(self) -> CFG:
+        return build_cfg(self.function)
+
+    @cached_property
+    def values(self) -> ValueAnalysis:
+        return ValueAnalysis(self.cfg).analyse()
+
+    @cached_property
+    def threads(self) -> ThreadModel:
+        return thread_model(self.function, self.values)
+
+    @cached_property
+    def sites(self) -> TmemSites:
+        return tmem_sites(self.function, self.values)
+
+    @cached_property
+    def lifecycle(self) -> Lifecycle:
+        return Lifecycle(self)
+
+    @cached_property
+    def touches_tmem(self) -> bool:
+        return any(i.op == "tcgen05" for i in self.function.instructions)
+
+    def related(self, where: Instruction | Span, message: str) -> Related:
+        span = where.span if isinstance(where, Instruction) else where
+        return Related(self.path, span.line, span.column, message)
+
+    def report(self, code: str, where: Instruction | Span, message: str,
+               related: list[tuple[Instruction | Span, str]] = (), flow: list[tuple[Instruction | Span, str]] = ()):
+        """Emit a finding of rule ``code`` at ``where`` (an instruction: its whole text is the range)."""
+        r = RULES[code]
+        span = where.span if isinstance(where, Instruction) else where
+        self.findings.append(Finding(
+            self.path, span.line, span.column, span.end_line, span.end_column, code, r.name, r.severity, message,
+            [self.related(w, m) for w, m in related], [self.related(w, m) for w, m in flow], self.function.name))

@@ -1,0 +1,157 @@
+"""Reading PTX files into ``tmemlint.ir.Module``.
+
+One cached Lark LALR parser (contextual lexer) built from ``grammars/ptx.lark``, run with the IR-building
+transformer inline, so no parse tree is kept.  Bytes are decoded as UTF-8 (a BOM is dropped); bytes that are not
+UTF-8 (Latin-1 text in comments) are decoded as Latin-1 so positions stay exact.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from lark import Lark
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from tmemlint.frontend.transformer import IRBuilder, _Decl, _declared_variables
+from tmemlint.ir import Function, Module, SourcePos
+
+
+class PTXSyntaxError(Exception):
+    """The text is not PTX this grammar accepts.  ``line``/``column`` are 1-based, ``end_column`` exclusive."""
+
+    def __init__(self, message: str, line: int, column: int, end_column: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+        self.end_column = end_column if end_column is not None else column + 1
+
+
+def grammar_text() -> str:
+    """The PTX grammar: ``tmemlint/grammars/ptx.lark`` inside an installed wheel, else ``grammars/ptx.lark`` of the
+    source tree."""
+    try:
+        res = resources.files("tmemlint").joinpath("grammars", "ptx.lark")
+        if res.is_file():
+            return res.read_text(encoding="utf-8")
+    except (FileNotFoundError, ModuleNotFoundError):  # pragma: no cover
+        pass
+    here = Path(__file__).resolve().parents[2] / "grammars" / "ptx.lark"
+    return here.read_text(encoding="utf-8")
+
+
+@functools.lru_cache(maxsize=1)
+def _parser() -> Lark:
+    return Lark(
+        grammar_text(),
+        parser="lalr",
+        lexer="contextual",
+        transformer=IRBuilder(),
+        maybe_placeholders=False,
+        propagate_positions=False,
+    )
+
+
+def decode(data: bytes) -> str:
+    """Text of a PTX file: UTF-8 (BOM dropped), falling back to Latin-1 for stray non-UTF-8 bytes.
+
+    Raises PTXSyntaxError for binary data (a NUL byte), with the position of the first NUL."""
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        col = nul - (data.rfind(b"\n", 0, nul) + 1) + 1
+        raise PTXSyntaxError("binary data (NUL byte): not a PTX text file", line, col)
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+def _expected(e: UnexpectedInput) -> str:
+    exp = getattr(e, "expected", None) or getattr(e, "allowed", None) or ()
+    names = sorted(str(x) for x in exp)
+    if not names:
+        return ""
+    pretty = {"SEMI": "';'", "OPCODE": "an instruction", "REG": "a register", "IDENT": "a name", "INT": "an integer",
+              "RBRACE": "'}'", "LBRACE": "'{'", "COMMA": "','", "LSQB": "'['", "RSQB": "']'"}
+    shown = [pretty.get(n, n) for n in names[:6]]
+    return " (expected " + ", ".join(shown) + (", ..." if len(names) > 6 else "") + ")"
+
+
+def parse_text(text: str, path: str = "<string>") -> Module:
+    """Parse PTX ``text`` into a Module.
+
+    Raises PTXSyntaxError with the position of the first token the grammar rejects."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    try:
+        items = _parser().parse(text)
+    except UnexpectedCharacters as e:
+        raise PTXSyntaxError(f"unexpected character {text[e.pos_in_stream]!r}", e.line, e.column) from None
+    except UnexpectedToken as e:
+        tok = e.token
+        if tok.type == "$END":
+            raise PTXSyntaxError("unexpected end of file" + _expected(e), max(1, text.count("\n") + 1), 1) from None
+        width = max(1, len(str(tok)))
+        raise PTXSyntaxError(f"unexpected {str(tok)[:40]!r}" + _expected(e), tok.line, tok.column,
+                             tok.column + width) from None
+    except UnexpectedEOF as e:
+        raise PTXSyntaxError("unexpected end of file" + _expected(e), max(1, text.count("\n") + 1), 1) from None
+    except RecursionError:
+        raise PTXSyntaxError("nesting too deep to analyse", 1, 1) from None
+    module = Module(path=path, line_count=text.count("\n") + (0 if text.endswith("\n") else 1))
+    for item in items:
+        if isinstance(item, Function):
+            module.functions.append(item)
+        elif isinstance(item, _Decl):
+            for v in _declared_variables(item):
+                module.variables[v.name] = v
+        elif isinstance(item, tuple):
+            kind, value = item
+            if kind == "file":
+                module.files[value[0]] = value[1]
+            elif kind == "version":
+                module.version = value
+            elif kind == "target":
+                module.target = value
+            elif kind == "address_size":
+                module.address_size = value
+    _resolve_locs(module)
+    return module
+
+
+def _resolve_locs(module: Module) -> None:
+    cache: dict[int, SourcePos | None] = {}
+    files = module.files
+    for fn in module.functions:
+        for inst in fn.instructions:
+            raw = inst.src
+            if raw is None:
+                continue
+            key = id(raw)
+            pos = cache.get(key)
+            if pos is None:
+                inl = tuple(SourcePos(files.get(f, f"<file {f}>"), ln, col) for f, ln, col in raw.inlined)
+                pos = SourcePos(files.get(raw.file, f"<file {raw.file}>"), raw.line, raw.column, inl)
+                cache[key] = pos
+            inst.src = pos
+
+
+@dataclass(slots=True)
+class ReadResult:
+    """The outcome of reading one file: a Module, or the error that stopped it."""
+
+    module: Module | None
+    error: PTXSyntaxError | None = None
+
+
+def parse_file(path: str | Path, display: str | None = None) -> Module:
+    """Read and parse a PTX file.
+
+    Raises OSError when the file cannot be read and PTXSyntaxError when it is not PTX."""
+    data = Path(path).read_bytes()
+    return parse_text(decode(data), display or str(path))

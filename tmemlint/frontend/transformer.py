@@ -1,0 +1,425 @@
+"""Lark callbacks that build the typed IR (``tmemlint.ir``) while the LALR parser runs.
+
+The transformer is passed to the parser itself (Lark's inline-transformer mode), so no parse tree is ever built:
+each grammar rule's callback receives its children and returns IR objects.  Inline-asm scopes (``{ .reg .pred p;
+... }``) are returned as nested ``_Scope`` objects and flattened by ``flatten_body``, which renames scope-local
+registers and labels (PTX ISA §11.1: a name declared in a block shadows outer names and is local to the block).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from lark import Token, Transformer
+
+from tmemlint.ir import (
+    Address,
+    FloatImm,
+    Function,
+    Guard,
+    Imm,
+    Instruction,
+    Label,
+    NotReg,
+    ParenList,
+    Reg,
+    RegPair,
+    SourcePos,
+    Span,
+    Sym,
+    Variable,
+    Vec,
+)
+
+_LOC_RE = re.compile(r"\.loc\s+(\d+)\s+(\d+)\s+(\d+)(.*)")
+_INLINED_RE = re.compile(r"inlined_at\s+(\d+)\s+(\d+)\s+(\d+)")
+_STATE_SPACES = {"reg", "sreg", "const", "global", "local", "param", "shared", "tex"}
+_TYPE_SIZES = {"8": 1, "16": 2, "32": 4, "64": 8, "128": 16}
+
+
+def parse_int(text: str) -> int:
+    """Value of a PTX integer literal (decimal, ``0x`` hex, ``0b`` binary, legacy octal, ``U`` suffix).
+
+    Raises ValueError for text that is not an integer literal."""
+    t = text.rstrip("U")
+    neg = t.startswith("-")
+    if neg:
+        t = t[1:]
+    if t[:2] in ("0x", "0X"):
+        v = int(t[2:], 16)
+    elif t[:2] in ("0b", "0B"):
+        v = int(t[2:], 2)
+    elif len(t) > 1 and t[0] == "0":
+        v = int(t, 8)
+    else:
+        v = int(t)
+    return -v if neg else v
+
+
+def _span(first: Token, last: Token | None = None) -> Span:
+    last = last or first
+    return Span(first.line, first.column, last.end_line or last.line, last.end_column or last.column)
+
+
+@dataclass(slots=True)
+class _Decl:
+    quals: list[tuple[str, int | None]]
+    items: list[tuple[str, int | None, int | None, Token]]  # name, range count, array elems, token
+
+
+@dataclass(slots=True)
+class _Scope:
+    statements: list
+
+
+@dataclass(slots=True)
+class _Loc:
+    file: int
+    line: int
+    column: int
+    inlined: tuple[tuple[int, int, int], ...]
+
+
+@dataclass(slots=True)
+class _Pragma:
+    pass
+
+
+@dataclass(slots=True)
+class _BranchTargets:
+    targets: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class _Body:
+    statements: list
+
+
+def _decl_space(quals: list[tuple[str, int | None]]) -> tuple[str, str | None, int | None, bool]:
+    space, typ, align, extern = "reg", None, None, False
+    for q, v in quals:
+        if q in _STATE_SPACES:
+            space = q
+        elif q == "align":
+            align = v
+        elif q == "extern":
+            extern = True
+        elif q[:1] in "busf" and q[1:] in _TYPE_SIZES or q == "pred":
+            typ = q
+    return space, typ, align, extern
+
+
+def _type_size(typ: str | None) -> int | None:
+    if typ is None or typ == "pred":
+        return None
+    return _TYPE_SIZES.get(typ[1:])
+
+
+class IRBuilder(Transformer):
+    """Inline transformer for ``grammars/ptx.lark``.
+
+    After a parse, ``module_items`` holds the top-level results in order (``Function`` objects, module variables,
+    and ``("version"|"target"|"address_size"|"file", value)`` tuples); ``tmemlint.frontend.parser`` assembles them
+    into a ``Module``."""
+
+    # ---- operands -------------------------------------------------------------------------------------------
+    def reg(self, c):
+        return Reg(str(c[0]))
+
+    def not_reg(self, c):
+        return NotReg(Reg(str(c[0])))
+
+    def reg_pair(self, c):
+        def one(t):
+            return Reg(str(t)) if t.type == "REG" else Sym(str(t))
+
+        return RegPair(one(c[0]), one(c[1]))
+
+    def symbol(self, c):
+        return Sym(str(c[0]))
+
+    def symbol_offset(self, c):
+        return Sym(str(c[0]), parse_int(c[1]))
+
+    def int_imm(self, c):
+        return Imm(parse_int(c[0]))
+
+    def float_imm(self, c):
+        return FloatImm(str(c[0]))
+
+    def vector(self, c):
+        return Vec(tuple(c))
+
+    def paren_list(self, c):
+        return ParenList(tuple(c))
+
+    def offset(self, c):
+        return parse_int(c[0])
+
+    offset_signed = offset
+
+    def addr_reg(self, c):
+        return Address(Reg(str(c[0])), c[1] if len(c) > 1 else 0)
+
+    def addr_symbol(self, c):
+        return Address(Sym(str(c[0])), c[1] if len(c) > 1 else 0)
+
+    def addr_imm(self, c):
+        return Address(None, parse_int(c[0]))
+
+    def address_operand(self, c):
+        return c[0]
+
+    def tensor_address(self, c):
+        a = c[0]
+        return Address(a.base, a.offset, c[1])
+
+    def operand_list(self, c):
+        return c
+
+    # ---- statements -----------------------------------------------------------------------------------------
+    def instruction(self, c):
+        guard = None
+        first = c[0]
+        i = 0
+        if first.type == "GUARD":
+            g = str(first)[1:]
+            neg = g.startswith("!")
+            guard = Guard(Reg(g[1:] if neg else g), neg)
+            i = 1
+        op_tok = c[i]
+        operands = tuple(c[i + 1]) if len(c) > i + 2 else ()
+        semi = c[-1]
+        opcode = str(op_tok)
+        return Instruction(opcode, tuple(opcode.split(".")), guard, operands, _span(first, semi))
+
+    def label(self, c):
+        t = c[0]
+        return Label(str(t).rstrip(": \t"), _span(t))
+
+    def loc(self, c):
+        m = _LOC_RE.match(str(c[0]))
+        if not m:
+            return None
+        inl = tuple((int(a), int(b), int(d)) for a, b, d in _INLINED_RE.findall(m.group(4)))
+        return _Loc(int(m.group(1)), int(m.group(2)), int(m.group(3)), inl)
+
+    def pragma(self, c):
+        return _Pragma()
+
+    def callprototype(self, c):
+        return _Pragma()
+
+    def branchtargets(self, c):
+        return _BranchTargets(tuple(str(t) for t in c))
+
+    def scope(self, c):
+        return _Scope(c)
+
+    def body(self, c):
+        return _Body(c)
+
+    # ---- declarations ---------------------------------------------------------------------------------------
+    def qualifier(self, c):
+        return (str(c[0])[1:], None)
+
+    def qualifier_with_value(self, c):
+        return (str(c[0])[1:], parse_int(c[1]))
+
+    def qualifiers(self, c):
+        return c
+
+    def var_name(self, c):
+        return c[0]
+
+    def reg_range(self, c):
+        return ("range", parse_int(c[0]))
+
+    def array_dims(self, c):
+        n = 1
+        for t in c:
+            n *= parse_int(t)
+        return ("array", n if c else None)
+
+    def initializer(self, c):
+        return ("init", None)
+
+    def init_list(self, c):
+        return None
+
+    def init_scalar(self, c):
+        return None
+
+    def init_symbol(self, c):
+        return None
+
+    def init_symbol_cast(self, c):
+        return None
+
+    def var_item(self, c):
+        tok = c[0]
+        count = elems = None
+        for extra in c[1:]:
+            if extra[0] == "range":
+                count = extra[1]
+            elif extra[0] == "array":
+                elems = extra[1] if extra[1] is not None else 0
+        return (str(tok), count, elems, tok)
+
+    def declaration(self, c):
+        return _Decl(c[0], c[1:])
+
+    def param(self, c):
+        quals = c[0]
+        tok = c[1]
+        space, typ, align, extern = _decl_space(quals)
+        size = _type_size(typ)
+        if len(c) > 2 and size is not None and c[2][1]:
+            size *= c[2][1]
+        return Variable(str(tok), space, typ, size, align, extern, _span(tok))
+
+    def params(self, c):
+        return ("params", c)
+
+    def return_params(self, c):
+        return ("return_params", c)
+
+    def perf_directive(self, c):
+        if not c or not isinstance(c[0], Token) or c[0].type != "DOTNAME":
+            return ("pragma", ())
+        return (str(c[0])[1:], tuple(parse_int(t) for t in c[1:]))
+
+    def function(self, c):
+        quals = c[0]
+        names = [q for q, _ in quals]
+        name_tok = next(x for x in c[1:] if isinstance(x, Token))
+        params: list[Variable] = []
+        directives: dict[str, tuple[int, ...]] = {}
+        body = None
+        for x in c[1:]:
+            if isinstance(x, tuple) and x and x[0] == "params":
+                params = x[1]
+            elif isinstance(x, tuple) and len(x) == 2 and isinstance(x[1], tuple):
+                if x[0] != "pragma":
+                    directives[x[0]] = x[1]
+            elif isinstance(x, _Body):
+                body = x
+        fn = Function(str(name_tok), "entry" in names, _span(name_tok), params, directives)
+        fn.has_body = body is not None
+        if body is not None:
+            flatten_body(fn, body.statements)
+        return fn
+
+    # ---- module ---------------------------------------------------------------------------------------------
+    def version(self, c):
+        return ("version", str(c[0]))
+
+    def target(self, c):
+        return ("target", [str(t) for t in c])
+
+    def address_size(self, c):
+        return ("address_size", parse_int(c[0]))
+
+    def file_directive(self, c):
+        return ("file", (parse_int(c[0]), str(c[1])[1:-1]))
+
+    def start(self, c):
+        return c
+
+
+def _declared_variables(decl: _Decl) -> list[Variable]:
+    space, typ, align, extern = _decl_space(decl.quals)
+    out = []
+    size = _type_size(typ)
+    for name, count, elems, tok in decl.items:
+        if count is not None:
+            continue
+        vsize = size * elems if (size is not None and elems) else (size if elems is None else None)
+        out.append(Variable(name, space, typ, vsize, align, extern, _span(tok)))
+    return out
+
+
+def flatten_body(fn: Function, statements: list) -> None:
+    """Fill ``fn.instructions``, ``labels``, ``branch_targets`` and ``variables`` from the nested statements.
+
+    Scope-local declarations and labels are renamed ``name@N`` (N = scope number) so that later analyses can treat
+    the body as one flat list of instructions."""
+    insts = fn.instructions
+    counter = [0]
+    current_loc: list = [None]  # the raw _Loc; tmemlint.frontend.parser resolves it once .file is known
+    pending_label: list[str | None] = [None]
+
+    def walk(stmts: list, renames: dict[str, str], sid: int) -> None:
+        local = renames
+        if sid > 0:  # a nested scope: its declarations and labels shadow outer names
+            local = dict(renames)
+            for s in stmts:
+                if isinstance(s, _Decl):
+                    for name, count, _e, _t in s.items:
+                        if count is None:
+                            local[name] = f"{name}@{sid}"
+                        else:
+                            for k in range(count):
+                                local[f"{name}{k}"] = f"{name}{k}@{sid}"
+                elif isinstance(s, Label):
+                    local[s.name] = f"{s.name}@{sid}"
+        for s in stmts:
+            if isinstance(s, Instruction):
+                if local:
+                    _rename(s, local)
+                s.index = len(insts)
+                s.src = current_loc[0]
+                insts.append(s)
+                pending_label[0] = None
+            elif isinstance(s, Label):
+                name = local.get(s.name, s.name)
+                fn.labels[name] = len(insts)
+                fn.label_spans[name] = s.span
+                pending_label[0] = name
+            elif isinstance(s, _Loc):
+                current_loc[0] = s
+            elif isinstance(s, _BranchTargets):
+                if pending_label[0] is not None:
+                    fn.branch_targets[pending_label[0]] = tuple(local.get(t, t) for t in s.targets)
+            elif isinstance(s, _Decl):
+                for v in _declared_variables(s):
+                    if v.space != "reg":
+                        fn.variables[local.get(v.name, v.name)] = v
+            elif isinstance(s, _Scope):
+                counter[0] += 1
+                walk(s.statements, local, counter[0])
+
+    walk(statements, {}, 0)
+
+
+def _rename_operand(o, m: dict[str, str]):
+    t = type(o)
+    if t is Reg:
+        n = m.get(o.name)
+        return Reg(n) if n else o
+    if t is Sym:
+        n = m.get(o.name)
+        return Sym(n, o.offset) if n else o
+    if t is Address:
+        return Address(_rename_operand(o.base, m) if o.base is not None else None, o.offset,
+                       _rename_operand(o.coords, m) if o.coords is not None else None)
+    if t is Vec:
+        return Vec(tuple(_rename_operand(x, m) for x in o.items))
+    if t is ParenList:
+        return ParenList(tuple(_rename_operand(x, m) for x in o.items))
+    if t is NotReg:
+        return NotReg(_rename_operand(o.reg, m))
+    if t is RegPair:
+        return RegPair(_rename_operand(o.first, m), _rename_operand(o.second, m))
+    return o
+
+
+def _rename(inst: Instruction, m: dict[str, str]) -> Instruction:
+    ops = tuple(_rename_operand(o, m) for o in inst.operands)
+    guard = inst.guard
+    if guard is not None and guard.reg.name in m:
+        guard = Guard(Reg(m[guard.reg.name]), guard.negated)
+    inst.operands = ops
+    inst.guard = guard
+    return inst

@@ -1,0 +1,1 @@
+"""Reporters: findings → text for people and formats for tools."""
