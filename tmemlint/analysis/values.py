@@ -558,6 +558,10 @@ def _binop(name: str, a, b, idx: int):
         return _tmem_add_tid(a, b[1])
     if tb == "tmem" and ta == "tid" and name in ("add", "or"):
         return _tmem_add_tid(b, a[1])
+    if ta == "tmem" and name in ("add", "sub", "or"):
+        return ("tmem", a[1], None, None)  # still this allocation's address, at an unknown offset
+    if tb == "tmem" and name in ("add", "or"):
+        return ("tmem", b[1], None, None)
     if ta == "sym" and name in ("add", "sub"):
         return ("opq", idx)
     return _generic(name, [a, b], idx)

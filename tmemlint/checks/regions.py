@@ -65,16 +65,15 @@ def scale_accumulator_overlap(ctx):
         for cp in cps:
             v = _tmem(va, cp, 0)
             w = cp_columns(cp) or SCALE_COLUMNS
-            if v is None or v[1] != d[1]:
+            if v is None or v[1] != d[1] or not (v[2] < hi and v[2] + w > lo):
                 continue
-            if any(v[2] < c + SCALE_COLUMNS and c < v[2] + w for _, c in bad) and v[2] < hi and v[2] + w > lo:
-                related.append((cp, "scale factors written here"))
-                if cp.index not in flagged_cp:
-                    flagged_cp.add(cp.index)
-                    ctx.report("TM401", cp,
-                               f"tcgen05.cp writes scale factors to columns [{v[2]}, {v[2] + w}) of the allocation, "
-                               f"inside the accumulator columns [{lo}, {hi}) of the tcgen05.mma at line "
-                               f"{inst.span.line}", [(inst, f"accumulator of N={desc.n} columns written here")])
+            related.append((cp, "scale factors written here"))
+            if cp.index not in flagged_cp:
+                flagged_cp.add(cp.index)
+                ctx.report("TM401", cp,
+                           f"tcgen05.cp writes scale factors to columns [{v[2]}, {v[2] + w}) of the allocation, "
+                           f"inside the accumulator columns [{lo}, {hi}) of the tcgen05.mma at line "
+                           f"{inst.span.line}", [(inst, f"accumulator of N={desc.n} columns written here")])
         names = ", ".join(f"{w} at column {c}" for w, c in bad)
         ctx.report("TM401", inst,
                    f"block-scale operand ({names}) lies inside this MMA's accumulator columns [{lo}, {hi}) "

@@ -1,0 +1,60 @@
+"""Fixtures and examples: findings equal the inline ``// expect:`` comments, line by line; every compiled
+fixture assembles with ptxas."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from conftest import EXAMPLES, FIXTURES, expectations, needs_ptxas
+from tmemlint.checks.registry import RULES, load_all
+from tmemlint.engine import lint_file
+
+load_all()
+
+PTXAS_REJECTS = "ptxas rejects this file on purpose"
+
+
+def _fixture_files():
+    files = sorted(p for p in FIXTURES.rglob("*.ptx") if "real" not in p.relative_to(FIXTURES).parts)
+    files += sorted(EXAMPLES.glob("*.ptx"))
+    out = []
+    for p in files:
+        lines, file_codes = expectations(p)
+        missing = sorted({c for _, c in lines} | file_codes - set(RULES))
+        missing = [c for c in missing if c not in RULES]
+        marks = [pytest.mark.xfail(strict=True, reason=f"{', '.join(missing)} not implemented yet")] if missing else []
+        out.append(pytest.param(p, id=str(p.relative_to(FIXTURES.parent)), marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("path", _fixture_files())
+def test_findings_match_inline_expectations(path):
+    want_lines, want_file = expectations(path)
+    found = lint_file(path).findings
+    got_lines = {(f.line, f.code) for f in found}
+    if want_file:
+        got_lines = {x for x in got_lines if x[1] not in want_file}
+        assert want_file <= {f.code for f in found}
+    assert sorted(got_lines) == sorted(want_lines)
+
+
+def _compiled():
+    files = sorted((FIXTURES / "nvcc").glob("*.ptx")) + sorted(EXAMPLES.glob("*.ptx"))
+    return [pytest.param(p, id=p.name) for p in files]
+
+
+@needs_ptxas
+@pytest.mark.parametrize("path", _compiled())
+def test_fixture_assembles_with_ptxas(path):
+    text = path.read_text()
+    proc = subprocess.run(["ptxas", "-arch=sm_100a", str(path), "-o", "/dev/null"], capture_output=True, text=True)
+    if PTXAS_REJECTS in text:
+        assert proc.returncode != 0
+    else:
+        assert proc.returncode == 0, proc.stderr
+
+
+def test_there_are_fixtures():
+    assert len(_fixture_files()) > 0
