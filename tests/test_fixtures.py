@@ -13,7 +13,7 @@ from tmemlint.engine import lint_file
 
 load_all()
 
-PTXAS_REJECTS = "ptxas rejects this file on purpose"
+PTXAS_REJECTS = "ptxas REJECTS this file on purpose"
 
 
 def _fixture_files():
