@@ -7,25 +7,37 @@ exception's text) so the other functions and files are still checked.
 
 from __future__ import annotations
 
+import glob
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from tmemlint.checks.context import FunctionContext
 from tmemlint.checks.registry import RULES, Rule, load_all
-from tmemlint.findings import Finding
+from tmemlint.findings import Finding, Severity
 from tmemlint.frontend.parser import PTXSyntaxError, decode, parse_text
 from tmemlint.ir import Module
 
 PTX_SUFFIXES = (".ptx",)
+SOURCE_SUFFIXES = (".cu", ".cuh")
+_GLOB_CHARS = ("*", "?", "[")
 
 
 @dataclass(slots=True)
 class Options:
-    """What to check: ``codes`` are the enabled rule codes (None: the registry's defaults)."""
+    """What to check and how to report it (one file's resolved configuration, see ``tmemlint.config``).
+
+    ``codes``: the enabled rule codes (None: the registry's defaults).  ``severity``: code → ``"error"`` |
+    ``"warning"`` | ``"info"`` overriding the rule's default severity in the findings.  ``fail_on``: the lowest
+    severity that makes the exit code 1 (``"error"``, ``"warning"``, ``"info"``, ``"never"``).  ``ctas_per_sm``:
+    CTAs resident per SM from the configuration (None: from ``.minnctapersm`` only), for the column budget rule;
+    rules read it as ``ctx.options.ctas_per_sm``."""
 
     codes: set[str] | None = None
+    severity: dict[str, str] = field(default_factory=dict)
+    fail_on: str = "error"
+    ctas_per_sm: int | None = None
 
     def rules(self) -> list[Rule]:
         load_all()
@@ -46,6 +58,8 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     unreadable: str | None = None
     lines: int = 0
+    text: str | None = None
+    options: Options | None = None
 
 
 def _finding(path: str, code: str, line: int, col: int, end_col: int, message: str) -> Finding:
@@ -61,6 +75,7 @@ def lint_module(module: Module, path: str, options: Options) -> list[Finding]:
         if not fn.has_body:
             continue
         ctx = FunctionContext(module, fn, path)
+        ctx.options = options
         if not ctx.touches_tmem:
             continue
         for r in rules:
@@ -74,32 +89,87 @@ def lint_module(module: Module, path: str, options: Options) -> list[Finding]:
                 ctx.findings.append(_finding(path, "TM901", inst.span.line, inst.span.column, inst.span.end_column,
                                              f"branch target of '{inst.opcode}' is not a known label or "
                                              f".branchtargets list: paths through it are not analysed"))
-            if "lifecycle" in ctx.__dict__:
-                for msg in ctx.lifecycle.bounded:
+            msgs = list(ctx.bounded) + (list(ctx.lifecycle.bounded) if "lifecycle" in ctx.__dict__ else [])
+            if msgs:
+                for msg in sorted(set(msgs)):
                     ctx.findings.append(_finding(path, "TM901", fn.span.line, fn.span.column, fn.span.end_column,
                                                  f"function {fn.name}: {msg}; allocation findings may be missing"))
         out.extend(f for f in ctx.findings if options.codes is None or f.code in options.codes)
     return out
 
 
+def finish_findings(findings: Iterable[Finding], text: str, path: str, options: Options,
+                    rules_ran: bool = True) -> list[Finding]:
+    """What happens after the rules ran on one file's ``text``: suppression comments (and TM902 for unused ones
+    when ``rules_ran``), severity overrides, fingerprints; returns the findings sorted by ``Finding.sort_key``."""
+    from tmemlint.fingerprint import assign_fingerprints
+    from tmemlint.suppress import apply_suppressions
+
+    load_all()
+    out = apply_suppressions(findings, text, path, options.wants, report_unused=rules_ran)
+    for f in out:
+        sev = options.severity.get(f.code)
+        if sev is not None:
+            f.severity = Severity(sev)
+    assign_fingerprints(out, text.splitlines())
+    return sorted(out, key=Finding.sort_key)
+
+
 def lint_text(text: str, path: str, options: Options | None = None) -> list[Finding]:
-    """Lint PTX ``text`` (reported as ``path``).  Never raises for bad input."""
+    """Lint PTX ``text`` (reported as ``path``): the rules, then ``finish_findings``.  Never raises for bad
+    input."""
     options = options or Options()
     load_all()
     try:
         module = parse_text(text, path)
     except PTXSyntaxError as e:
-        return [_finding(path, "TM900", e.line, e.column, e.end_column, e.message)]
+        return finish_findings([_finding(path, "TM900", e.line, e.column, e.end_column, e.message)], text, path,
+                               options, rules_ran=False)
     if module.version is None:
         first = 1
-        return [_finding(path, "TM900", first, 1, 2, "not a PTX module: no .version directive")]
-    return sorted(lint_module(module, path, options), key=Finding.sort_key)
+        return finish_findings([_finding(path, "TM900", first, 1, 2, "not a PTX module: no .version directive")],
+                               text, path, options, rules_ran=False)
+    return finish_findings(lint_module(module, path, options), text, path, options)
+
+
+def source_linter() -> Callable | None:
+    """The CUDA source-mode linter when one is installed in this module (``lint_source(text, path, options) ->
+    list[Finding]``, findings in the ``.cu`` text's lines), else None."""
+    return globals().get("lint_source")
+
+
+def lint_document(text: str, path: str, options: Options | None = None) -> list[Finding]:
+    """Lint one document's text by its name: ``.cu``/``.cuh`` through ``source_linter()`` when there is one
+    (then ``finish_findings`` on the CUDA text), anything else as PTX (``lint_text``).  Never raises for bad
+    input."""
+    options = options or Options()
+    src = source_linter() if path.endswith(SOURCE_SUFFIXES) else None
+    if src is None:
+        return lint_text(text, path, options)
+    return finish_findings(src(text, path, options), text, path, options)
+
+
+def lint_bytes(data: bytes, display: str, options: Options | None = None) -> FileResult:
+    """Lint the raw bytes of one file (or of standard input) reported as ``display``; the result keeps the
+    decoded ``text`` (for code frames) and ``options``."""
+    options = options or Options()
+    res = FileResult(display, options=options)
+    try:
+        text = decode(data)
+    except PTXSyntaxError as e:
+        res.findings = finish_findings([_finding(display, "TM900", e.line, e.column, e.end_column, e.message)],
+                                       "", display, options, rules_ran=False)
+        return res
+    res.lines = text.count("\n")
+    res.text = text
+    res.findings = lint_document(text, display, options)
+    return res
 
 
 def lint_file(path: str | Path, display: str | None = None, options: Options | None = None) -> FileResult:
     """Read and lint one file.  An unreadable file gives ``unreadable`` (no exception)."""
     shown = display or str(path)
-    res = FileResult(shown)
+    res = FileResult(shown, options=options)
     try:
         data = Path(path).read_bytes()
     except IsADirectoryError:
@@ -108,34 +178,44 @@ def lint_file(path: str | Path, display: str | None = None, options: Options | N
     except OSError as e:
         res.unreadable = e.strerror or str(e)
         return res
-    try:
-        text = decode(data)
-    except PTXSyntaxError as e:
-        res.findings = [_finding(shown, "TM900", e.line, e.column, e.end_column, e.message)]
-        return res
-    res.lines = text.count("\n")
-    res.findings = lint_text(text, shown, options)
-    return res
+    return lint_bytes(data, shown, options)
 
 
-def expand_paths(paths: Iterable[str]) -> tuple[list[str], list[str]]:
-    """Files to check: files as given, folders searched recursively for ``*.ptx`` (sorted).  Returns
-    ``(files, missing)`` where ``missing`` are arguments that name nothing."""
+def _walk(folder: str, excluded: Callable[[str], bool] | None) -> list[str]:
+    found = []
+    for root, dirs, names in os.walk(folder):
+        dirs.sort()
+        if excluded is not None:
+            dirs[:] = [d for d in dirs if not excluded(os.path.join(root, d))]
+        for n in names:
+            if n.endswith(PTX_SUFFIXES):
+                full = os.path.join(root, n)
+                if os.path.isfile(full) and not (excluded is not None and excluded(full)):
+                    found.append(full)
+    return sorted(found)
+
+
+def expand_paths(paths: Iterable[str], excluded: Callable[[str], bool] | None = None) -> tuple[list[str], list[str]]:
+    """Files to check, each once, in argument order: files as given; folders searched recursively for ``*.ptx``
+    (sorted); an argument that names nothing but has glob characters (``*``, ``?``, ``[``; ``**`` crosses
+    folders) expanded, sorted, keeping its ``*.ptx`` files and searching its folders.  ``excluded(path)`` (e.g. ``Settings.excluded``) drops files and folders found
+    by a search or a glob, never a file named as it is.  Returns ``(files, missing)`` where ``missing`` are the
+    arguments that name nothing (a glob that matches nothing is missing)."""
     files: list[str] = []
     missing: list[str] = []
     for p in paths:
         if os.path.isdir(p):
-            found = []
-            for root, dirs, names in os.walk(p):
-                dirs.sort()
-                for n in names:
-                    if n.endswith(PTX_SUFFIXES):
-                        full = os.path.join(root, n)
-                        if os.path.isfile(full):
-                            found.append(full)
-            files.extend(sorted(found))
+            files.extend(_walk(p, excluded))
         elif os.path.exists(p) or os.path.islink(p):
             files.append(p)
+        elif any(c in p for c in _GLOB_CHARS) and (hits := sorted(glob.glob(p, recursive=True))):
+            for h in hits:
+                if excluded is not None and excluded(h):
+                    continue
+                if os.path.isdir(h):
+                    files.extend(_walk(h, excluded))
+                elif h.endswith(PTX_SUFFIXES):
+                    files.append(h)
         else:
             missing.append(p)
-    return files, missing
+    return list(dict.fromkeys(files)), missing

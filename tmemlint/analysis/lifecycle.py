@@ -2,8 +2,10 @@
 
 TMEM is allocated per CTA (PTX ISA §9.7.16.7.1): one warp may allocate and another free.  So the state is first
 computed per thread, for one representative thread of every warp class (``PropertySimulation``): the property is
-the set of ``("a", slot)`` (this thread allocated ``slot`` and has not freed it) and ``("f", slot)`` (this thread
-freed ``slot`` allocated elsewhere; ``("f", "*")``: freed an address of unknown origin).  The CTA-level verdict
+the set of ``("a", slot)`` (this thread allocated ``slot`` and has not freed it), ``("f", slot)`` (this thread
+freed ``slot`` allocated elsewhere; ``("f", "*")``: freed an address of unknown origin), ``("d", slot)`` (this
+thread freed ``slot`` and has not allocated it again), ``("r", i)`` (this thread executed the relinquish at
+instruction ``i``) and ``("last", n)`` (the column count of this thread's latest alloc).  The CTA-level verdict
 then combines one exit state per warp class whose branch facts agree (``consistent_choice``): an allocation leaks
 when some combination allocates it and no class frees it.
 """
@@ -43,6 +45,14 @@ class Lifecycle:
         self.ctx = ctx
         self.runs: list[ClassRun] = []
         self.bounded: list[str] = []
+        #: dealloc index -> earlier dealloc of the same slot by the same thread (TM104)
+        self.double_free: dict[int, int | None] = {}
+        #: alloc index -> the relinquish executed before it by the same thread (TM105)
+        self.after_relinquish: dict[int, int] = {}
+        #: alloc index -> (columns of the earlier alloc, its column count) when it grows (TM106)
+        self.growth: dict[int, int] = {}
+        #: alloc index -> columns held by this thread including the new allocation, when over 512 (TM106)
+        self.over_budget: dict[int, int] = {}
         sites = ctx.sites
         self._alloc_idx = {a.index for a in sites.allocs}
         self._dealloc_idx = {d.index for d in sites.deallocs}
@@ -62,24 +72,56 @@ class Lifecycle:
     def _observer(self, run: ClassRun):
         interesting = self._alloc_idx | self._dealloc_idx
 
+        sites = self.ctx.sites
+
         def observe(prop, inst: Instruction, facts):
-            if inst.index in interesting or inst.family == "tcgen05.relinquish_alloc_permit":
-                if inst.index not in run.executed:
-                    run.executed[inst.index] = facts
+            idx = inst.index
+            if idx in interesting or inst.family == "tcgen05.relinquish_alloc_permit":
+                if idx not in run.executed:
+                    run.executed[idx] = facts
+            if idx in self._alloc_idx:
+                for p in prop:
+                    if p[0] == "r":
+                        self.after_relinquish.setdefault(idx, p[1])
+                    elif p[0] == "last" and sites.ncols.get(idx) and sites.ncols[idx] > p[1]:
+                        self.growth.setdefault(idx, p[1])
+                n = sites.ncols.get(idx)
+                if n:
+                    held = sum(self._slot_cols(p[1]) for p in prop if p[0] == "a") + n
+                    if held > 512:
+                        self.over_budget[idx] = max(held, self.over_budget.get(idx, 0))
+            elif idx in self._dealloc_idx:
+                slot = sites.freed_slot[idx]
+                if slot is not None and ("d", slot) in prop and ("a", slot) not in prop:
+                    self.double_free.setdefault(idx, None)
 
         return observe
+
+    def _slot_cols(self, slot) -> int:
+        ns = [self.ctx.sites.ncols.get(a.index) for a in self.ctx.sites.allocs_of_slot(slot)]
+        ns = [n for n in ns if n]
+        return max(ns) if ns else 0
 
     def _transfer(self, prop: frozenset, inst: Instruction) -> frozenset:
         idx = inst.index
         if idx in self._alloc_idx:
-            return prop | {("a", self.ctx.sites.slot_of[idx])}
+            slot = self.ctx.sites.slot_of[idx]
+            n = self.ctx.sites.ncols.get(idx)
+            keep = frozenset(p for p in prop if p[0] != "last" and p != ("d", slot))
+            return keep | {("a", slot)} | ({("last", n)} if n else frozenset())
         if idx in self._dealloc_idx:
             slot = self.ctx.sites.freed_slot[idx]
             if slot is None:
                 return frozenset(p for p in prop if p[0] != "a") | {("f", "*")}
             if ("a", slot) in prop:
-                return prop - {("a", slot)}
-            return prop | {("f", slot)}
+                return (prop - {("a", slot)}) | {("d", slot)}
+            if ("d", slot) in prop:
+                return prop  # this thread frees twice: TM104 through ``double_free``, not a cross-warp free
+            return prop | {("f", slot), ("d", slot)}
+        if inst.family == "tcgen05.relinquish_alloc_permit":
+            if any(p[0] == "r" for p in prop):
+                return prop
+            return prop | {("r", idx)}
         return prop
 
     # ---- CTA-level combination ------------------------------------------------------------------------------
@@ -99,6 +141,47 @@ class Lifecycle:
                     self.bounded.append("too many warp-class path combinations for the leak check")
                     return None
         return None
+
+    def find_unmatched_free(self, slot) -> tuple[ClassRun, ExitState] | None:
+        """A class and exit state that freed ``slot`` allocated by another thread, while a consistent choice of
+        the other classes' exit states allocated it nowhere (TM104: dealloc with no allocation on some path)."""
+        budget = [COMBINATION_BUDGET]
+        for i, run in enumerate(self.runs):
+            for st in run.exits:
+                if ("f", slot) not in st.prop:
+                    continue
+                others = [r for j, r in enumerate(self.runs) if j != i]
+                if consistent_choice(others, st.facts, lambda s: ("a", slot) not in s.prop, budget):
+                    return run, st
+        return None
+
+    def multi_warp_sites(self) -> dict[int, str]:
+        """Alloc/dealloc instructions executed by more than one warp (TM108): index → which warps."""
+        out: dict[int, str] = {}
+        by_inst: dict[int, list[ClassRun]] = {}
+        for run in self.runs:
+            for idx in run.executed:
+                if idx in self._alloc_idx or idx in self._dealloc_idx:
+                    by_inst.setdefault(idx, []).append(run)
+        for idx, runs in by_inst.items():
+            big = [r for r in runs if r.klass.min_warps > 1]
+            if big:
+                out[idx] = f"every warp of {big[0].klass!r}"
+            elif len(runs) > 1:
+                facts = [r.executed[idx] for r in runs]
+                if consistent_choice_facts(facts):
+                    out[idx] = " and ".join(repr(r.klass) for r in runs)
+        return out
+
+
+def consistent_choice_facts(fact_sets: list[frozenset]) -> bool:
+    """Whether the uniform facts of all ``fact_sets`` agree."""
+    acc: dict | None = {}
+    for f in fact_sets:
+        acc = _merge_facts(acc, f)
+        if acc is None:
+            return False
+    return True
 
 
 def _merge_facts(acc: dict, facts: frozenset) -> dict | None:

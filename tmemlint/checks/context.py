@@ -6,11 +6,12 @@ from functools import cached_property
 
 from tmemlint.analysis.cfg import CFG, build_cfg
 from tmemlint.analysis.lifecycle import Lifecycle
+from tmemlint.analysis.paths import BudgetExceeded, PropertySimulation
 from tmemlint.analysis.threads import ThreadModel, thread_model
 from tmemlint.analysis.tmem import TmemSites, tmem_sites
 from tmemlint.analysis.values import ValueAnalysis
 from tmemlint.checks.registry import RULES
-from tmemlint.findings import Finding, Related
+from tmemlint.findings import Finding, Related, Severity
 from tmemlint.ir import Function, Instruction, Module, Span
 
 
@@ -22,6 +23,7 @@ class FunctionContext:
         self.function = function
         self.path = path
         self.findings: list[Finding] = []
+        self.bounded: list[str] = []
 
     @cached_property
     def cfg(self) -> CFG:
@@ -47,15 +49,31 @@ class FunctionContext:
     def touches_tmem(self) -> bool:
         return any(i.op == "tcgen05" for i in self.function.instructions)
 
+    def simulate(self, transfer, init, observe=None, classes=None) -> list:
+        """Run a ``PropertySimulation`` per warp class (all classes, or ``classes``); returns
+        ``[(klass, exits)]``.  A class whose simulation exceeds its budget is skipped and noted in ``bounded``
+        (reported as TM901)."""
+        out = []
+        for klass in classes if classes is not None else self.threads.classes:
+            sim = PropertySimulation(self.cfg, self.values, klass, transfer, init,
+                                     observe=(lambda p, i, f, k=klass: observe(k, p, i, f)) if observe else None)
+            try:
+                out.append((klass, sim.run()))
+            except BudgetExceeded:
+                self.bounded.append(f"path simulation of {klass!r} exceeded its budget")
+        return out
+
     def related(self, where: Instruction | Span, message: str) -> Related:
         span = where.span if isinstance(where, Instruction) else where
         return Related(self.path, span.line, span.column, message)
 
     def report(self, code: str, where: Instruction | Span, message: str,
-               related: list[tuple[Instruction | Span, str]] = (), flow: list[tuple[Instruction | Span, str]] = ()):
-        """Emit a finding of rule ``code`` at ``where`` (an instruction: its whole text is the range)."""
+               related: list[tuple[Instruction | Span, str]] = (), flow: list[tuple[Instruction | Span, str]] = (),
+               severity: Severity | None = None):
+        """Emit a finding of rule ``code`` at ``where`` (an instruction: its whole text is the range), with the
+        rule's default severity unless ``severity`` is given (rules with two severities, e.g. TM106)."""
         r = RULES[code]
         span = where.span if isinstance(where, Instruction) else where
         self.findings.append(Finding(
-            self.path, span.line, span.column, span.end_line, span.end_column, code, r.name, r.severity, message,
+            self.path, span.line, span.column, span.end_line, span.end_column, code, r.name, severity or r.severity, message,
             [self.related(w, m) for w, m in related], [self.related(w, m) for w, m in flow], self.function.name))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tmemlint.analysis.tmem import valid_ncols
 from tmemlint.checks.registry import rule
+from tmemlint.findings import Severity
 
 
 @rule("TM101", "tmem-leak", "error",
@@ -54,3 +55,264 @@ def invalid_ncols(ctx):
         extra = "" if n % 32 == 0 else "; it is not even a multiple of 32"
         ctx.report("TM102", inst, f"{kind} column count {n} is {why}{extra} "
                                   f"(nCols must be a power of two in [32, 512])")
+
+
+def _slot_ncols(ctx, slot) -> int | None:
+    ns = {ctx.sites.ncols.get(a.index) for a in ctx.sites.allocs_of_slot(slot)}
+    return ns.pop() if len(ns) == 1 and None not in ns else None
+
+
+@rule("TM103", "dealloc-mismatch", "error",
+      "dealloc whose column count differs from its allocation, or whose address is not the allocation's base")
+def dealloc_mismatch(ctx):
+    """PTX ISA §9.7.16.7.1: ``taddr`` of dealloc must point to a previous allocation; freeing fewer columns leaks
+    the rest and more traps (reference §0.2, §4)."""
+    sites = ctx.sites
+    for d in sites.deallocs:
+        slot = sites.freed_slot.get(d.index)
+        if slot is None:
+            continue
+        allocs = sites.allocs_of_slot(slot)
+        if not allocs:
+            continue
+        col = sites.freed_col.get(d.index)
+        if col is not None and col != 0:
+            ctx.report("TM103", d, f"tcgen05.dealloc frees the TMEM address at column offset {col} of the "
+                                   f"allocation, not its base (taddr must be the address tcgen05.alloc returned)",
+                       [(allocs[0], "allocated here")])
+            continue
+        want = _slot_ncols(ctx, slot)
+        got = sites.ncols.get(d.index)
+        if want is not None and got is not None and want != got:
+            what = "leaves the other columns allocated" if got < want else "frees columns it does not own"
+            ctx.report("TM103", d, f"tcgen05.dealloc frees {got} columns of a {want}-column allocation: it {what}",
+                       [(allocs[0], f"{want} columns allocated here")])
+
+
+@rule("TM104", "double-dealloc", "error",
+      "dealloc of columns already freed, or with no allocation on some path")
+def double_dealloc(ctx):
+    """PTX ISA §9.7.16.7.1: taddr must be a live allocation.  ptxas plants a trap for this in default builds
+    (``unallocated_columns_being_dealloced``, reference §0.2)."""
+    sites = ctx.sites
+    if not sites.deallocs:
+        return
+    lc = ctx.lifecycle
+    multi = lc.multi_warp_sites()
+    done = set()
+    for d in sites.deallocs:
+        if d.index in lc.double_free:
+            done.add(d.index)
+            ctx.report("TM104", d, "tcgen05.dealloc frees columns this warp already freed on this path "
+                                   "(no tcgen05.alloc in between)")
+    slots = {sites.freed_slot[d.index] for d in sites.deallocs if sites.freed_slot[d.index] is not None}
+    if not sites.allocs and ctx.function.is_entry:
+        for d in sites.deallocs:
+            if d.index not in done:
+                ctx.report("TM104", d, "tcgen05.dealloc in a kernel that never executes tcgen05.alloc")
+        return
+    for slot in slots:
+        if not sites.allocs_of_slot(slot) and slot[0] == "sym":
+            for d in sites.deallocs:
+                if sites.freed_slot[d.index] == slot and d.index not in done:
+                    ctx.report("TM104", d, f"tcgen05.dealloc of an address read from {slot[1]}, which no "
+                                           f"tcgen05.alloc writes")
+            continue
+        hit = lc.find_unmatched_free(slot)
+        if hit is None:
+            continue
+        run, st = hit
+        for d in sites.deallocs:
+            if sites.freed_slot[d.index] == slot and d.index in run.executed and d.index not in done \
+                    and d.index not in multi:
+                allocs = sites.allocs_of_slot(slot)
+                ctx.report("TM104", d, f"tcgen05.dealloc ({run.klass!r}) runs on a path where no warp "
+                                       f"allocated these columns", [(allocs[0], "the only allocation, not "
+                                                                                 "executed on that path")])
+                break
+
+
+@rule("TM105", "alloc-after-relinquish", "error",
+      "tcgen05.alloc reachable after tcgen05.relinquish_alloc_permit")
+def alloc_after_relinquish(ctx):
+    """PTX ISA §9.7.16.7.1: after relinquish_alloc_permit, any further alloc by the CTA is illegal; the permit
+    is never re-acquired (reference §0.6; ptxas traps ``phase_invalid_during_alloc``)."""
+    if not ctx.sites.relinquishes or not ctx.sites.allocs:
+        return
+    insts = ctx.function.instructions
+    for idx, rel in sorted(ctx.lifecycle.after_relinquish.items()):
+        ctx.report("TM105", insts[idx], "tcgen05.alloc after this warp executed tcgen05.relinquish_alloc_permit "
+                                        "(the permit is not re-acquired: the alloc is illegal)",
+                   [(insts[rel], "permit relinquished here")])
+
+
+def ctas_per_sm(ctx) -> tuple[int, str]:
+    """CTAs per SM assumed for the column budget and where that comes from: the configuration
+    (``ctas-per-sm``), ``.minnctapersm`` (PTX ISA §11.4.4), or 1."""
+    cfg = getattr(ctx, "options", None)
+    n = getattr(cfg, "ctas_per_sm", None) if cfg is not None else None
+    if n:
+        return int(n), "configuration"
+    d = ctx.function.directives.get("minnctapersm")
+    if d and d[0] > 1:
+        return d[0], ".minnctapersm"
+    return 1, "default"
+
+
+@rule("TM106", "column-oversubscription", "error",
+      "more than 512 TMEM columns live at once in a CTA (error), or per SM with several CTAs (warning)")
+def column_oversubscription(ctx):
+    """PTX ISA §9.7.16.2.1/§9.7.16.7.1: 512 columns per SM partition; alloc blocks until columns are free, so
+    CTAs resident on one SM that together need more than 512 serialize (a deadlock when they wait on each other);
+    allocations should not grow within a CTA."""
+    sites = ctx.sites
+    if not sites.allocs:
+        return
+    lc = ctx.lifecycle
+    insts = ctx.function.instructions
+    for idx, held in sorted(lc.over_budget.items()):
+        ctx.report("TM106", insts[idx], f"this allocation brings the columns held by one CTA to {held}, over "
+                                        f"the 512 TMEM columns (the alloc blocks forever)")
+    n, src = ctas_per_sm(ctx)
+    if n > 1:
+        peak = max((lc.over_budget.get(a.index) or sites.ncols.get(a.index) or 0) for a in sites.allocs)
+        if peak * n > 512:
+            site = max(sites.allocs, key=lambda a: sites.ncols.get(a.index) or 0)
+            if site.index not in lc.over_budget:
+                ctx.report("TM106", site, f"{peak} columns per CTA x {n} CTAs per SM ({src}) = {peak * n} "
+                                          f"columns, over 512: co-resident CTAs serialize in tcgen05.alloc, "
+                                          f"a deadlock if they wait on each other", severity=Severity.WARNING)
+    # Not reported: an allocation larger than an earlier one. The ISA's "should not increase" is advisory
+    # (§9.7.16.7.1) and ../shared/cases/S1 good.ptx (64 then 128 columns) is correct code.
+
+
+@rule("TM107", "missing-relinquish", "info",
+      "no tcgen05.relinquish_alloc_permit after the last alloc", enabled=False)
+def missing_relinquish(ctx):
+    """PTX ISA §9.7.16.7.1: relinquishing the permit lets other CTAs on the SM allocate without waiting for this
+    CTA's allocation decisions.  Hygiene only."""
+    sites = ctx.sites
+    if not sites.allocs or not ctx.function.is_entry:
+        return
+    for run in ctx.lifecycle.runs:
+        if not any(a.index in run.executed for a in sites.allocs):
+            continue
+        if any(not any(p[0] == "r" for p in st.prop) for st in run.exits):
+            last = max((a for a in sites.allocs if a.index in run.executed), key=lambda a: a.index)
+            ctx.report("TM107", last, "no tcgen05.relinquish_alloc_permit after the last tcgen05.alloc on some "
+                                      "path of this warp")
+            return
+
+
+@rule("TM108", "alloc-warp", "error", "alloc or dealloc executed by more than one warp")
+def alloc_warp(ctx):
+    """PTX ISA Table 46 (issue granularity): alloc, dealloc and relinquish are issued by one warp of the CTA
+    (one per peer CTA for cta_group::2).  Each further warp that executes them allocates or frees again."""
+    insts = ctx.function.instructions
+    if not ctx.sites.allocs and not ctx.sites.deallocs:
+        return
+    for idx, who in sorted(ctx.lifecycle.multi_warp_sites().items()):
+        inst = insts[idx]
+        kind = "tcgen05.alloc" if inst.family == "tcgen05.alloc" else "tcgen05.dealloc"
+        ctx.report("TM108", inst, f"{kind} is executed by more than one warp ({who}): each warp "
+                                  f"{'allocates' if kind.endswith('alloc') and 'de' not in kind else 'frees'} again")
+
+
+@rule("TM109", "divergent-collective", "error",
+      "a .sync.aligned tcgen05 instruction under a condition that differs between lanes of a warp")
+def divergent_collective(ctx):
+    """PTX ISA §9.7.16.7.1/§9.7.16.8 and the ``.aligned`` qualifier (§9.7.13.1): every thread of the warp must
+    execute the same .sync.aligned instruction; under a lane-varying condition the others never arrive."""
+    from tmemlint.analysis.control import lane_varying_controls
+    from tmemlint.analysis.sync import WARP_COLLECTIVE
+
+    for inst in ctx.function.instructions:
+        if inst.family not in WARP_COLLECTIVE:
+            continue
+        hit = lane_varying_controls(ctx, inst)
+        if hit is not None:
+            where, why = hit
+            ctx.report("TM109", inst, f"{inst.family} is .sync.aligned (all 32 lanes must execute it) but runs "
+                                      f"under {why}", [(where, "the lane-varying condition")])
+
+
+@rule("TM110", "cta-group-mix", "error",
+      ".cta_group::1 and .cta_group::2 in one kernel, including its callees")
+def cta_group_mix(ctx):
+    """PTX ISA 9.0 §9.7.16 (clarified in §13.1): all tcgen05 instructions of a kernel use the same
+    .cta_group; ptxas rejects the mix too (reference §4)."""
+    from tmemlint.analysis.sync import cta_group
+
+    fn = ctx.function
+    if not fn.is_entry:
+        return
+    insts = [i for i in fn.instructions if i.op == "tcgen05" and cta_group(i) is not None]
+    for callee in _callees(ctx):
+        insts += [i for i in callee.instructions if i.op == "tcgen05" and cta_group(i) is not None]
+    if not insts:
+        return
+    allocs = [i for i in insts if i.family == "tcgen05.alloc"]
+    ref = allocs[0] if allocs else insts[0]
+    g = cta_group(ref)
+    for i in insts:
+        if cta_group(i) != g:
+            ctx.report("TM110", i, f"{i.family} uses .cta_group::{cta_group(i)} but this kernel uses "
+                                   f".cta_group::{g} (all tcgen05 instructions of a kernel must agree)",
+                       [(ref, f".cta_group::{g} here")])
+
+
+def _callees(ctx):
+    """Functions of the module called (transitively) by ctx.function."""
+    from tmemlint.ir import Sym
+
+    mod = ctx.module
+    seen: set[str] = set()
+    work = [ctx.function]
+    out = []
+    while work:
+        f = work.pop()
+        for i in f.instructions:
+            if i.op != "call":
+                continue
+            for o in i.operands:
+                if type(o) is Sym and o.name not in seen:
+                    callee = mod.function(o.name)
+                    if callee is not None and callee.has_body:
+                        seen.add(o.name)
+                        out.append(callee)
+                        work.append(callee)
+    return out
+
+
+@rule("TM111", "pair-alloc-unsynchronized", "error",
+      "a .cta_group::2 alloc not preceded by a cluster barrier, or a paired dealloc without one after the work")
+def pair_alloc_unsynchronized(ctx):
+    """PTX ISA Table 46 and §9.7.16.7.1: for cta_group::2 one warp of each peer CTA allocates, and the peer must
+    have been launched and not have exited: a cluster barrier before the paired alloc, and after the paired work
+    before the dealloc (reference §1)."""
+    from tmemlint.analysis.sync import cta_group
+
+    sites = ctx.sites
+    pair = [i for i in sites.allocs + sites.deallocs if cta_group(i) == 2]
+    if not pair:
+        return
+    from tmemlint.analysis.control import must_state
+
+    def transfer(state, inst):
+        if inst.op == "barrier" and "cluster" in inst.parts and "wait" in inst.parts:
+            return True
+        if inst.op == "tcgen05" and cta_group(inst) == 2 and inst.family in ("tcgen05.mma", "tcgen05.cp",
+                                                                             "tcgen05.commit", "tcgen05.shift"):
+            return False
+        return state
+
+    before = must_state(ctx, transfer, False)
+    for i in pair:
+        if before.get(i.index, True):
+            continue
+        if i.family == "tcgen05.alloc":
+            ctx.report("TM111", i, "tcgen05.alloc.cta_group::2 is not preceded by a cluster barrier on every path "
+                                   "(barrier.cluster.arrive + wait): the peer CTA may not be running yet")
+        else:
+            ctx.report("TM111", i, "tcgen05.dealloc.cta_group::2 without a cluster barrier after the paired work "
+                                   "on some path: the peer CTA may still use these columns")

@@ -1,0 +1,132 @@
+"""Control dependence (Ferrante, Ottenstein, Warren 1987, via post-dominators) and a generic forward must
+dataflow over the CFG.
+
+``lane_varying_controls`` answers TM109: is an instruction executed under a predicate that differs between the
+lanes of a warp (its own guard, or a branch it is control dependent on, transitively)?
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+import networkx as nx
+
+from tmemlint.analysis.cfg import ABORT, ENTRY, EXIT
+from tmemlint.analysis.threads import normalize
+from tmemlint.analysis.values import TOP
+from tmemlint.ir import Instruction
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tmemlint.checks.context import FunctionContext
+
+_SINK = "sink"
+
+
+def control_dependences(ctx: "FunctionContext") -> dict:
+    """Block id → set of branch block ids it is directly control dependent on (cached on ``ctx``)."""
+    cached = ctx.__dict__.get("_control_deps")
+    if cached is not None:
+        return cached
+    g = ctx.cfg.graph
+    rev = nx.DiGraph()
+    rev.add_nodes_from(g.nodes)
+    rev.add_node(_SINK)
+    rev.add_edges_from((v, u) for u, v in g.edges)
+    rev.add_edge(_SINK, EXIT)
+    rev.add_edge(_SINK, ABORT)
+    # nodes that cannot reach an exit (infinite loops) post-dominate nothing; tie them to the sink
+    reach = nx.descendants(rev, _SINK) | {_SINK}
+    for n in list(g.nodes):
+        if n not in reach:
+            rev.add_edge(_SINK, n)
+    ipdom = nx.immediate_dominators(rev, _SINK)
+    deps: dict = {n: set() for n in ctx.cfg.blocks}
+    for a, s in g.edges:
+        if a not in ctx.cfg.blocks:
+            continue
+        stop = ipdom.get(a)
+        n = s
+        guard = 0
+        while n is not None and n != stop and n != _SINK and guard < 100000:
+            guard += 1
+            if n in deps:
+                deps[n].add(a)
+            nxt = ipdom.get(n)
+            if nxt == n:
+                break
+            n = nxt
+    ctx.__dict__["_control_deps"] = deps
+    return deps
+
+
+def _lane_varying(ctx: "FunctionContext", inst: Instruction, reg) -> bool:
+    v = ctx.values.reg_value(inst, reg)
+    if v is TOP:
+        return False
+    key, _ = normalize(v)
+    if key[0] != "tid":
+        return False
+    return any(k.decide(key[1]) is None for k in ctx.threads.classes)
+
+
+def lane_varying_controls(ctx: "FunctionContext", inst: Instruction):
+    """``(instruction, description)`` of a lane-varying condition ``inst`` executes under, or None."""
+    if inst.guard is not None and _lane_varying(ctx, inst, inst.guard.reg):
+        return inst, f"its guard @{'!' if inst.guard.negated else ''}{inst.guard.reg.name}, which differs " \
+                     f"between lanes of a warp"
+    deps = control_dependences(ctx)
+    blocks = ctx.cfg.blocks
+    seen = set()
+    work = list(deps.get(ctx.cfg.block_of[inst.index], ()))
+    while work:
+        b = work.pop()
+        if b in seen:
+            continue
+        seen.add(b)
+        last = blocks[b].instructions[-1]
+        if last.guard is not None and _lane_varying(ctx, last, last.guard.reg):
+            return last, f"the branch at line {last.span.line}, whose condition differs between lanes of a warp"
+        work.extend(deps.get(b, ()))
+    return None
+
+
+def must_state(ctx: "FunctionContext", transfer: Callable, init, meet=lambda a, b: a and b) -> dict[int, object]:
+    """Forward must-dataflow over the CFG (guards ignored: a guarded instruction may run).  ``transfer(state,
+    inst)`` gives the state after ``inst``; states meet with ``meet`` at joins; the entry state is ``init``.
+    Returns instruction index → state before it (instructions in unreachable blocks are absent)."""
+    cfg = ctx.cfg
+    order = [n for n in cfg.reverse_postorder() if n in cfg.blocks]
+    preds = {n: [p for p in cfg.graph.predecessors(n) if p in cfg.blocks or p == ENTRY] for n in order}
+    out: dict = {}
+    changed = True
+    rounds = 0
+    while changed and rounds < 100:
+        changed = False
+        rounds += 1
+        for n in order:
+            ins = [init if p == ENTRY else out[p] for p in preds[n] if p == ENTRY or p in out]
+            if not ins:
+                continue
+            st = ins[0]
+            for x in ins[1:]:
+                st = meet(st, x)
+            for inst in cfg.blocks[n].instructions:
+                st = transfer(st, inst)
+            if out.get(n, _MISSING) != st:
+                out[n] = st
+                changed = True
+    before: dict[int, object] = {}
+    for n in order:
+        ins = [init if p == ENTRY else out[p] for p in preds[n] if p == ENTRY or p in out]
+        if not ins:
+            continue
+        st = ins[0]
+        for x in ins[1:]:
+            st = meet(st, x)
+        for inst in cfg.blocks[n].instructions:
+            before[inst.index] = st
+            st = transfer(st, inst)
+    return before
+
+
+_MISSING = object()

@@ -1,0 +1,67 @@
+"""Instruction classes used by the ordering rules: synchronization points, hand-overs, and TMEM operands.
+
+Sources: PTX ISA §9.7.13.1 (bar/barrier), §9.7.13.4 (barrier.cluster), §9.7.13.15 (mbarrier), §9.7.16.6
+(tcgen05 memory consistency: which tcgen05 instructions are asynchronous), reference §3.
+"""
+
+from __future__ import annotations
+
+from tmemlint.ir import Address, Instruction
+
+#: tcgen05 operations that read or write TMEM asynchronously (reference §3).
+ASYNC_TCGEN05 = {"tcgen05.mma", "tcgen05.cp", "tcgen05.shift", "tcgen05.ld", "tcgen05.st"}
+#: tcgen05 instructions with .sync.aligned semantics, executed by a whole warp (reference §2.1, §2.2).
+WARP_COLLECTIVE = {"tcgen05.alloc", "tcgen05.dealloc", "tcgen05.relinquish_alloc_permit", "tcgen05.ld",
+                   "tcgen05.st", "tcgen05.wait::ld", "tcgen05.wait::st"}
+
+
+def is_cta_barrier(inst: Instruction) -> bool:
+    """A barrier that waits for other threads: ``bar.sync``/``bar.red``/``barrier.sync``/``barrier.red`` (not
+    ``.arrive``), and ``barrier.cluster.wait`` (the whole cluster, so the CTA too)."""
+    op = inst.op
+    if op in ("bar", "barrier"):
+        parts = inst.parts
+        if len(parts) > 1 and parts[1] == "cluster":
+            return "wait" in parts
+        return "arrive" not in parts
+    return False
+
+
+def is_mbarrier_wait(inst: Instruction) -> bool:
+    """``mbarrier.try_wait`` / ``mbarrier.test_wait`` (the completion side of an mbarrier)."""
+    return inst.op == "mbarrier" and len(inst.parts) > 1 and inst.parts[1] in ("try_wait", "test_wait")
+
+
+def is_sync(inst: Instruction) -> bool:
+    """A point where this thread waits for others: a CTA or cluster barrier, or an mbarrier wait."""
+    return is_cta_barrier(inst) or is_mbarrier_wait(inst)
+
+
+def is_handover(inst: Instruction) -> bool:
+    """A point where this thread hands data to others: an mbarrier arrive, any bar/barrier (arrive or sync)."""
+    if inst.op in ("bar", "barrier"):
+        return True
+    return inst.op == "mbarrier" and len(inst.parts) > 1 and inst.parts[1].startswith("arrive")
+
+
+def cta_group(inst: Instruction) -> int | None:
+    """1 or 2 from ``.cta_group::N``, or None."""
+    p = inst.part_with_prefix("cta_group::")
+    return int(p.split("::")[1]) if p else None
+
+
+def tmem_operand_indices(inst: Instruction) -> list[int]:
+    """Indices of the operands of a tcgen05 instruction that are TMEM addresses (PTX ISA §9.7.16.7-10):
+    dealloc ``taddr``; ld ``[taddr]``; st, cp, shift ``[taddr]`` (first operand); mma ``[d]``, ``[a]`` when A is
+    in TMEM, ``[sp-meta]``, ``[scale-A]``, ``[scale-B]`` (every bracketed operand)."""
+    fam = inst.family
+    ops = inst.operands
+    if fam == "tcgen05.dealloc":
+        return [0] if ops else []
+    if fam == "tcgen05.ld":
+        return [i for i, o in enumerate(ops) if type(o) is Address][:1]
+    if fam in ("tcgen05.st", "tcgen05.cp", "tcgen05.shift"):
+        return [0] if ops else []
+    if fam == "tcgen05.mma":
+        return [i for i, o in enumerate(ops) if type(o) is Address]
+    return []
