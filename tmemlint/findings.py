@@ -34,7 +34,9 @@ class Finding:
     """One diagnostic.  ``line``/``column`` are 1-based; ``end_column`` is exclusive, on ``end_line``.
 
     ``src`` is the CUDA source position from ``.loc`` when the PTX has line info; ``flow`` lists the steps of a
-    multi-step finding (for SARIF code flows), each a Related."""
+    multi-step finding (for SARIF code flows), each a Related.  ``fingerprint`` is set by the engine after the
+    rules ran (``tmemlint.fingerprint``): a hex string that identifies the finding across unrelated edits of the
+    file (SARIF ``partialFingerprints``, baseline keys); it is not part of the JSON form."""
 
     path: str
     line: int
@@ -48,6 +50,7 @@ class Finding:
     related: list[Related] = field(default_factory=list)
     flow: list[Related] = field(default_factory=list)
     function: str | None = None
+    fingerprint: str = ""
 
     def sort_key(self):
         return (self.path, self.line, self.column, self.code, self.message)

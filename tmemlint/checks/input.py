@@ -6,3 +6,5 @@ rule("TM900", "syntax-error", "error",
      "the input is not valid PTX: file, line and column; the other files are still checked")(None)
 rule("TM901", "not-analysable", "warning",
      "text that cannot be analysed statically; the message says what was skipped")(None)
+rule("TM902", "unused-suppression", "warning",
+     "a tmemlint suppression comment that suppressed nothing (or names an unknown rule)")(None)

@@ -1,0 +1,113 @@
+"""Suppression comments in ``.ptx`` and ``.cu`` text, by rule code or name (either spelling, any case):
+
+    tcgen05.alloc... [%r1], 96; // tmemlint: disable=TM102              this line
+    // tmemlint: disable-next-line=TM101,tmem-leak                       the line after the comment
+    // tmemlint: disable-file=TM301                                      the whole file (anywhere in it)
+
+``/* tmemlint: ... */`` works too, and so does a comment inside a CUDA inline-asm string (nvcc copies it onto the
+PTX line).  A finding is suppressed when its first line is the directive's target line.  A directive (or one of
+its codes) that suppressed nothing is reported as TM902 unused-suppression at the comment, and so is a directive
+that cannot be understood (unknown kind, unknown rule, no rule named) -- but only for rules that actually ran:
+a suppression of a rule that is not selected is left alone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from tmemlint.checks.registry import RULES, load_all, resolve
+from tmemlint.findings import Finding
+
+KINDS = ("disable", "disable-next-line", "disable-file")
+
+_DIRECTIVE = re.compile(
+    r"(?://|/\*)\s*tmemlint\s*:\s*(?P<kind>[A-Za-z][A-Za-z-]*)"
+    r"(?:\s*=\s*(?P<codes>[A-Za-z0-9_-]+(?:\s*,\s*[A-Za-z0-9_-]+)*))?")
+
+
+@dataclass(slots=True)
+class Directive:
+    """One ``tmemlint:`` comment.  ``line``/``column``/``end_column`` (1-based, end exclusive) locate the comment
+    text; ``target`` is the line it silences (None: the whole file); ``codes`` pairs each name as written with its
+    rule code (None when unknown); ``used`` collects the codes that silenced a finding; ``problem`` explains a
+    directive that cannot be applied at all (unknown kind, no codes)."""
+
+    kind: str
+    line: int
+    column: int
+    end_column: int
+    target: int | None
+    codes: list[tuple[str, str | None]] = field(default_factory=list)
+    used: set[str] = field(default_factory=set)
+    problem: str | None = None
+
+    def covers(self, code: str, line: int) -> bool:
+        """True when this directive silences rule ``code`` reported on ``line``."""
+        if self.problem is not None or (self.target is not None and self.target != line):
+            return False
+        return any(c == code for _, c in self.codes)
+
+
+def parse_directives(text: str) -> list[Directive]:
+    """Every ``tmemlint:`` directive of ``text`` (PTX or CUDA), in file order.  Never raises."""
+    load_all()
+    out: list[Directive] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if "tmemlint" not in line:
+            continue
+        for m in _DIRECTIVE.finditer(line):
+            kind = m.group("kind").lower()
+            d = Directive(kind, n, m.start() + 1, m.end() + 1, None)
+            if kind not in KINDS:
+                d.problem = f"unknown suppression directive 'tmemlint: {m.group('kind')}' " \
+                            f"(expected {', '.join(KINDS)})"
+            elif not m.group("codes"):
+                d.problem = f"'tmemlint: {kind}' names no rule (write {kind}=CODE[,CODE...])"
+            else:
+                d.target = n if kind == "disable" else n + 1 if kind == "disable-next-line" else None
+                d.codes = [(c.strip(), resolve(c.strip())) for c in m.group("codes").split(",")]
+            out.append(d)
+    return out
+
+
+def _tm902(path: str, d: Directive, message: str) -> Finding:
+    r = RULES["TM902"]
+    return Finding(path, d.line, d.column, d.line, d.end_column, r.code, r.name, r.severity, message)
+
+
+def apply_suppressions(findings: Iterable[Finding], text: str, path: str, enabled: Callable[[str], bool],
+                       report_unused: bool = True) -> list[Finding]:
+    """The findings of one file that no directive of ``text`` silences, plus TM902 findings.
+
+    ``enabled(code)`` tells whether a rule ran on this file (a suppression of a rule that did not run is not
+    unused); TM902 findings are added only when ``report_unused`` is true and TM902 is enabled, and they can
+    themselves be silenced by a ``disable…=TM902`` directive.  The input findings are not modified."""
+    directives = parse_directives(text)
+    if not directives:
+        return list(findings)
+    kept: list[Finding] = []
+    for f in findings:
+        hit = [d for d in directives if d.covers(f.code, f.line)]
+        for d in hit:
+            d.used.add(f.code)
+        if not hit:
+            kept.append(f)
+    if not (report_unused and enabled("TM902")):
+        return kept
+    extra: list[Finding] = []
+    scope = {"disable": "on this line", "disable-next-line": "on the next line", "disable-file": "in this file"}
+    for d in directives:
+        if d.problem is not None:
+            extra.append(_tm902(path, d, d.problem))
+            continue
+        unknown = [w for w, c in d.codes if c is None]
+        unused = [c for _, c in d.codes if c is not None and c not in d.used and c != "TM902" and enabled(c)]
+        if unknown:
+            extra.append(_tm902(path, d, "unknown rule " + ", ".join(repr(w) for w in unknown) + " in suppression"))
+        if unused:
+            names = ", ".join(f"{c} ({RULES[c].name})" for c in dict.fromkeys(unused))
+            extra.append(_tm902(path, d, f"unused suppression: {names} reported nothing {scope[d.kind]}"))
+    kept.extend(f for f in extra if not any(d.covers("TM902", f.line) for d in directives))
+    return kept
