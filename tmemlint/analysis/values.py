@@ -7,6 +7,7 @@ predicate recomputed from the same warp index correlate with the first one):
 ``("c", v)``                            integer constant ``v``
 ``("sym", name, off)``                  the address of variable ``name`` plus ``off`` bytes (any state space;
                                         ``cvta`` to and from generic keeps it)
+``("symx", name)``                      an address inside variable ``name`` at an unknown offset
 ``("tmem", slot, col, lane)``           a TMEM address (PTX ISA §9.7.16.2: lane in bits 31-16, column in bits
                                         15-0) loaded from the allocation slot ``slot`` (a ``sym`` value), plus a
                                         constant column offset ``col`` (None: unknown) and a lane offset ``lane``
@@ -352,6 +353,56 @@ class ValueAnalysis:
         base = self.value(inst, a.base)
         return _add(base, ("c", a.offset), inst.index) if a.offset else base
 
+    # ---- uniformity ---------------------------------------------------------------------------------------
+    def _reaching(self, inst: Instruction, name: str) -> tuple:
+        d = self.single_def.get(name)
+        if d is not None:
+            return (d,)
+        return self.reach.get((inst.index, name), ())
+
+    def nonuniform_defs(self) -> set[tuple[int, str]]:
+        """Definitions ``(index, register)`` whose value may differ between threads of the CTA.
+
+        Sources: ``%tid``, ``%laneid``, ``%warpid`` and other per-thread special registers; ``tcgen05.ld``,
+        ``atom``, ``vote``, ``elect``, ``activemask``, ``mbarrier`` results; then, to a fixed point, every
+        definition that reads a non-uniform definition (loads through a non-uniform address included).  Values
+        merged from divergent branches are not considered (a data-flow approximation)."""
+        cached = getattr(self, "_nonuniform", None)
+        if cached is not None:
+            return cached
+        nu: set[tuple[int, str]] = set()
+        sources = {"atom", "vote", "elect", "activemask", "mbarrier", "match", "redux"}
+        uses = [used_regs(i) for i in self.insts]
+        for inst in self.insts:
+            regs = self._defs_by_inst[inst.index]
+            if not regs:
+                continue
+            src = inst.op in sources or inst.family == "tcgen05.ld" or any(
+                r.name.startswith("%") and _special(r.name) is not None and _special(r.name)[0] != "sreg"
+                for r in uses[inst.index])
+            if src:
+                nu.update((inst.index, r.name) for r in regs)
+        changed = True
+        while changed:
+            changed = False
+            for inst in self.insts:
+                regs = self._defs_by_inst[inst.index]
+                if not regs or (inst.index, regs[0].name) in nu:
+                    continue
+                if any((d, r.name) in nu for r in uses[inst.index] for d in self._reaching(inst, r.name)):
+                    nu.update((inst.index, r.name) for r in regs)
+                    changed = True
+        self._nonuniform = nu
+        return nu
+
+    def is_uniform(self, inst: Instruction, reg: Reg) -> bool:
+        """Whether ``reg`` as read by ``inst`` has the same value in every thread of the CTA."""
+        sv = _special(reg.name) if reg.name.startswith("%") else None
+        if sv is not None:
+            return sv[0] == "sreg"
+        nu = self.nonuniform_defs()
+        return not any((d, reg.name) in nu for d in self._reaching(inst, reg.name))
+
     def analyse(self) -> "ValueAnalysis":
         """Run the fixed point (twice: the second round knows the allocation slots).  Returns self."""
         self._fixpoint()
@@ -563,7 +614,11 @@ def _binop(name: str, a, b, idx: int):
     if tb == "tmem" and name in ("add", "or"):
         return ("tmem", b[1], None, None)
     if ta == "sym" and name in ("add", "sub"):
-        return ("opq", idx)
+        return ("symx", a[1])  # somewhere inside variable a[1], offset unknown
+    if tb == "sym" and name == "add":
+        return ("symx", b[1])
+    if ta == "symx" and name in ("add", "sub", "and", "or"):
+        return a
     return _generic(name, [a, b], idx)
 
 

@@ -61,3 +61,231 @@ def _slot_load(ctx, inst, addr):
                 break
         d = nxt
     return None
+
+
+def _slot_symbols(ctx) -> dict[str, int | None]:
+    """Names of the variables that hold allocation slots → their declared size in bytes (None: unknown)."""
+    out = {}
+    for slot in {ctx.sites.slot_of[a.index] for a in ctx.sites.allocs}:
+        if slot[0] != "sym":
+            continue
+        var = ctx.function.variables.get(slot[1]) or ctx.module.variables.get(slot[1])
+        out[slot[1]] = var.size if var is not None else None
+    return out
+
+
+def _tmem_operands(ctx):
+    from tmemlint.analysis.sync import tmem_operand_indices
+
+    va = ctx.values
+    for inst in ctx.function.instructions:
+        if inst.op != "tcgen05":
+            continue
+        for k in tmem_operand_indices(inst):
+            yield inst, k, va.value(inst, inst.operands[k])
+
+
+@rule("TM202", "slot-address-as-taddr", "error",
+      "the shared-memory address of the alloc slot used as a TMEM address")
+def slot_address_as_taddr(ctx):
+    """PTX ISA §9.7.16.7.1: tcgen05.alloc writes the TMEM address *into* the slot at [dst]; the TMEM address is
+    the value loaded from the slot, not the slot's own shared-memory address."""
+    slots = {ctx.sites.slot_of[a.index] for a in ctx.sites.allocs}
+    names = _slot_symbols(ctx)
+    for inst, k, v in _tmem_operands(ctx):
+        if v is TOP:
+            continue
+        hit = (v[0] == "sym" and (v in slots or (v[1] in names and (names[v[1]] or 1 << 30) <= 16))) or \
+              (v[0] == "symx" and v[1] in names and names[v[1]] is not None and names[v[1]] <= 16)
+        if hit:
+            allocs = [a for a in ctx.sites.allocs if ctx.sites.slot_of[a.index][1] == v[1]]
+            ctx.report("TM202", inst, f"{inst.family} uses the shared-memory address of the allocation slot "
+                                      f"{v[1]} as a TMEM address; load the TMEM address from the slot "
+                                      f"(ld.shared) and use that value",
+                       [(allocs[0], "tcgen05.alloc writes the TMEM address into the slot here")] if allocs else [])
+
+
+def _trap_checked_constants(ctx) -> set[int]:
+    """Constants c for which the code traps unless a loaded TMEM base equals c (``setp.ne %p, base, c; @%p
+    trap``): an address c after such a check is the allocation's base."""
+    va = ctx.values
+    out = set()
+    for inst in ctx.function.instructions:
+        if inst.op == "trap" and inst.guard is not None:
+            v = va.reg_value(inst, inst.guard.reg)
+            if v is not TOP and v[0] == "cmp":
+                for a, b in ((v[2], v[3]), (v[3], v[2])):
+                    if a is not TOP and a[0] == "tmem" and b is not TOP and b[0] == "c":
+                        out.add(b[1])
+    return out
+
+
+@rule("TM203", "unallocated-access", "error",
+      "a TMEM operand that does not derive from an allocation of this kernel")
+def unallocated_access(ctx):
+    """PTX ISA §9.7.16.2: TMEM must be allocated before use; a constant address is only the allocation's base
+    when the allocation covers all 512 columns (its base is then 0), or after the code checked the base."""
+    fn = ctx.function
+    if not fn.is_entry:
+        return
+    full = any(ctx.sites.ncols.get(a.index) == 512 for a in ctx.sites.allocs)
+    checked = None
+    names = _slot_symbols(ctx)
+    for inst, k, v in _tmem_operands(ctx):
+        if v is TOP:
+            continue
+        if v[0] == "c":
+            if full or (checked := checked if checked is not None else _trap_checked_constants(ctx)) and \
+                    (v[1] & 0xFFFF) in checked:
+                continue
+            why = f"the constant address {v[1]:#x}"
+        elif v[0] == "param":
+            why = f"a value loaded from kernel parameter {v[1]}"
+        elif v[0] in ("sym", "symx") and v[1] not in names:
+            why = f"an address inside variable {v[1]}"
+        else:
+            continue
+        if not ctx.sites.allocs:
+            why += " (this kernel has no tcgen05.alloc)"
+        ctx.report("TM203", inst, f"{inst.family} accesses TMEM at {why}, which does not come from a "
+                                  f"tcgen05.alloc of this kernel")
+
+
+def existing_warps(ctx) -> int:
+    """Warps certainly present in the CTA: all of them when the block size is declared, else one more than the
+    highest warp that a thread predicate of the kernel singles out."""
+    tm = ctx.threads
+    if tm.size_known:
+        return (tm.n_threads + 31) // 32
+    hi = 0
+    classes = tm.classes
+    if len(classes) > 1:
+        last = next(c for c in classes if 31 in c.warps)
+        for c in classes:
+            if c is not last:
+                hi = max(hi, max(c.warps) + 1)
+    return max(hi, 1)
+
+
+def _lanes_of_shape(inst) -> int:
+    return 32 if inst.has("32x32b") else 16
+
+
+@rule("TM204", "lane-quadrant", "error",
+      "tcgen05.ld/st whose lane field is outside 32*(warpid%4) ... +31 where the warp is known")
+def lane_quadrant(ctx):
+    """PTX ISA §9.7.16.2.3 (access restrictions): warp w of a warpgroup may only access lanes
+    32*(w%4) .. 32*(w%4)+31 with tcgen05.ld/st; ``-g-tmem-access-check`` traps otherwise."""
+    from tmemlint.analysis.values import eval_tid
+
+    targets = [i for i in ctx.function.instructions if i.family in ("tcgen05.ld", "tcgen05.st")]
+    if not targets:
+        return
+    executed: dict = {}
+
+    def observe(klass, prop, inst, facts):
+        if inst.family in ("tcgen05.ld", "tcgen05.st"):
+            executed.setdefault(inst.index, set()).add(id(klass))
+
+    runs = ctx.simulate(lambda p, i: p, None, observe)
+    nwarps = existing_warps(ctx)
+    va = ctx.values
+    for inst in targets:
+        k = 1 if inst.family == "tcgen05.ld" else 0
+        v = va.value(inst, inst.operands[k]) if k < len(inst.operands) else TOP
+        if v is TOP or v[0] != "tmem":
+            continue
+        lane = v[3]
+        width = _lanes_of_shape(inst)
+        if lane is None:
+            base = inst.operands[k].base if isinstance(inst.operands[k], Address) else None
+            if base is None or not hasattr(base, "name") or not va.is_uniform(inst, base):
+                continue
+            quads = sorted({w % 4 for klass, _ in runs if id(klass) in executed.get(inst.index, ())
+                            for w in klass.warps if w < nwarps})
+            if len(quads) > 1:
+                ctx.report("TM204", inst, f"{inst.family} is executed by warps of lane quadrants "
+                                          f"{', '.join(map(str, quads))} with the same TMEM address in every thread: "
+                                          f"the lane field does not follow the warp (warp w may only access lanes "
+                                          f"32*(w%4) .. +31)")
+            continue
+        for klass, _ in runs:
+            if id(klass) not in executed.get(inst.index, ()):
+                continue
+            bad = []
+            for w in klass.warps:
+                if w >= nwarps:
+                    continue
+                if isinstance(lane, int):
+                    vals = {lane}
+                else:
+                    vals = set(eval_tid(lane, range(32 * w, 32 * w + 32)))
+                if len(vals) != 1:
+                    continue
+                base = vals.pop() & 0xFFFF
+                q = 32 * (w % 4)
+                if not (q <= base and base + width <= q + 32):
+                    bad.append((w, base))
+            if bad:
+                w, base = bad[0]
+                more = f" (and {len(bad) - 1} more warps)" if len(bad) > 1 else ""
+                ctx.report("TM204", inst, f"{inst.family} by warp {w}{more} accesses lanes {base}..{base + width - 1}"
+                                          f", outside its quadrant {32 * (w % 4)}..{32 * (w % 4) + 31} "
+                                          f"(warp w may only access lanes 32*(w%4) .. +31)")
+                break
+
+
+def reachable_after(ctx, starts) -> set[int]:
+    """Indices of the instructions that can execute after one of the instructions ``starts`` (CFG paths)."""
+    import networkx as nx
+
+    cfg = ctx.cfg
+    out: set[int] = set()
+    blocks: set = set()
+    for s in starts:
+        b = cfg.block_of[s.index]
+        blk = cfg.blocks[b]
+        out.update(range(s.index + 1, blk.end))
+        for succ in cfg.graph.successors(b):
+            if succ in cfg.blocks and succ not in blocks:
+                blocks.add(succ)
+                blocks.update(n for n in nx.descendants(cfg.graph, succ) if n in cfg.blocks)
+    for b in blocks:
+        blk = cfg.blocks[b]
+        out.update(range(blk.start, blk.end))
+    return out
+
+
+@rule("TM205", "slot-read-unsynchronized", "error",
+      "a warp other than the allocating one reads the alloc slot with no barrier after the alloc")
+def slot_read_unsynchronized(ctx):
+    """PTX ISA §9.7.16.7.1: alloc's write of the TMEM address to shared memory is a weak store; other threads
+    may read it only after synchronization (tcgen05.fence::before_thread_sync, a barrier, fence::after)."""
+    from tmemlint.analysis.sync import is_sync
+
+    sites = ctx.sites
+    if not sites.allocs:
+        return
+    slots = {sites.slot_of[a.index] for a in sites.allocs}
+    allocating = {}
+    for run in ctx.lifecycle.runs:
+        allocating[id(run.klass)] = {sites.slot_of[i] for i in run.executed if i in sites.slot_of}
+    va = ctx.values
+    hits: dict[int, str] = {}
+
+    def observe(klass, synced, inst, facts):
+        if synced or inst.op not in ("ld", "ldu") or not inst.operands or len(inst.operands) < 2:
+            return
+        a = va.value(inst, inst.operands[1])
+        if a is TOP or a not in slots or a in allocating.get(id(klass), ()):
+            return
+        hits.setdefault(inst.index, repr(klass))
+
+    after_alloc = reachable_after(ctx, sites.allocs)
+    ctx.simulate(lambda synced, inst: synced or (is_sync(inst) and inst.index in after_alloc), False, observe)
+    insts = ctx.function.instructions
+    for idx, who in sorted(hits.items()):
+        allocs = sites.allocs_of_slot(va.value(insts[idx], insts[idx].operands[1]))
+        ctx.report("TM205", insts[idx], f"{who} read the allocation slot with no barrier after the tcgen05.alloc "
+                                        f"on some path: the TMEM address written by tcgen05.alloc in another warp may not "
+                                        f"be visible yet", [(allocs[0], "tcgen05.alloc writes the slot here")])
