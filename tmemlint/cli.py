@@ -1,34 +1,42 @@
-"""Command line: ``tmemlint [check] PATHS``, ``tmemlint rules``, ``tmemlint rule CODE``.
+"""Command line: ``tmemlint [check] PATHS``, ``tmemlint rules``, ``tmemlint rule CODE``, ``tmemlint server``.
 
-Exit codes (as ruff, shellcheck): 0 nothing at or above ``--fail-on``; 1 findings at or above it; 2 usage error or
-an input that could not be read.
+Exit codes (as ruff, shellcheck): 0 nothing at or above ``--fail-on``; 1 findings at or above it; 2 usage error,
+a configuration or baseline error, or an input that could not be read.  No input, option or configuration file
+produces a traceback: every such error is one ``tmemlint: …`` line on standard error.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import sys
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
 from enum import Enum
-from pathlib import Path
-from typing import List, Optional
+from typing import Callable, Iterable, List, Optional, Sequence
 
 import typer
 
 from tmemlint import __version__
 from tmemlint.checks.registry import RULES, load_all, resolve_prefix
-from tmemlint.engine import Options, expand_paths, lint_file
-from tmemlint.findings import Severity
-from tmemlint.report.json_format import format_json
-from tmemlint.report.text import format_text
+from tmemlint.config import ConfigError, Overrides, Settings, split_selectors
+from tmemlint.engine import FileResult, Options, expand_paths, lint_bytes, lint_file
+from tmemlint.findings import Finding, Severity
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Static checker for NVIDIA Blackwell Tensor Memory (tcgen05) in PTX.")
 
-SUBCOMMANDS = {"check", "rules", "rule", "--help", "-h", "--version"}
+SUBCOMMANDS = {"check", "rules", "rule", "server", "--help", "-h", "--version"}
+STDIN_DISPLAY = "<stdin>"
+PROGRESS_MIN_FILES = 20
 
 
 class OutputFormat(str, Enum):
     text = "text"
+    concise = "concise"
     json = "json"
+    sarif = "sarif"
+    github = "github"
 
 
 class FailOn(str, Enum):
@@ -38,77 +46,205 @@ class FailOn(str, Enum):
     never = "never"
 
 
-def _selection(select: list[str] | None, ignore: list[str] | None, extend: list[str] | None) -> set[str] | None:
-    load_all()
-    if not select and not ignore and not extend:
-        return None
-    codes = set()
-    if select:
-        for s in _split(select):
-            got = resolve_prefix(s)
-            if not got:
-                raise typer.BadParameter(f"unknown rule code or name {s!r}", param_hint="--select")
-            codes.update(got)
-    else:
-        codes = {c for c, r in RULES.items() if r.enabled}
-    for s in _split(extend or []):
-        got = resolve_prefix(s)
-        if not got:
-            raise typer.BadParameter(f"unknown rule code or name {s!r}", param_hint="--extend-select")
-        codes.update(got)
-    for s in _split(ignore or []):
-        got = resolve_prefix(s)
-        if not got:
-            raise typer.BadParameter(f"unknown rule code or name {s!r}", param_hint="--ignore")
-        codes.difference_update(got)
-    return codes
+def _fail(message: str) -> None:
+    typer.echo(f"tmemlint: {message}", err=True)
+    raise typer.Exit(2)
 
 
-def _split(values: list[str]) -> list[str]:
-    out = []
-    for v in values:
-        out.extend(x for x in v.split(",") if x.strip())
-    return out
+def _lint_task(task: tuple[str, str, Options]) -> FileResult:
+    """Worker: lint one ``(path, display, options)`` file.  An unexpected internal error becomes an ``unreadable`` result instead of a traceback."""
+    path, display, options = task
+    try:
+        return lint_file(path, display, options)
+    except Exception as e:  # noqa: BLE001 - one broken file must not stop the others
+        return FileResult(display, unreadable=f"internal error: {type(e).__name__}: {e}", options=options)
+
+
+def lint_tasks(tasks: Sequence[tuple[str, str, Options]], jobs: int,
+               on_done: Callable[[], None] | None = None) -> list[FileResult]:
+    """Lint ``(path, display, options)`` tasks with up to ``jobs`` processes; results in task order (so the
+    output does not depend on ``jobs``).  ``on_done`` is called once per finished file (for a progress bar)."""
+    results: list[FileResult] = []
+    if jobs <= 1 or len(tasks) <= 1:
+        for t in tasks:
+            results.append(_lint_task(t))
+            if on_done:
+                on_done()
+        return results
+    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
+        for res in pool.map(_lint_task, tasks, chunksize=1):
+            results.append(res)
+            if on_done:
+                on_done()
+    return results
+
+
+def _run_with_progress(tasks, jobs: int) -> list[FileResult]:
+    show = len(tasks) > PROGRESS_MIN_FILES and sys.stderr.isatty() and not os.environ.get("CI")
+    if not show:
+        return lint_tasks(tasks, jobs)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as progress:
+        bar = progress.add_task("check", total=len(tasks))
+        return lint_tasks(tasks, jobs, lambda: progress.advance(bar))
+
+
+def statistics(findings: Iterable[Finding]) -> list[tuple[str, str, int]]:
+    """``(code, name, count)`` per rule with findings, most frequent first (ties by code)."""
+    counts = Counter(f.code for f in findings)
+    names = {f.code: f.name for f in findings}
+    return sorted(((c, names[c], n) for c, n in counts.items()), key=lambda x: (-x[2], x[0]))
+
+
+def _use_color() -> bool:
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
 @app.command()
 def check(
-    paths: List[str] = typer.Argument(..., help="PTX files, or folders searched for *.ptx."),
+    paths: Optional[List[str]] = typer.Argument(
+        None, help="PTX files, folders searched for *.ptx, globs ('kernels/**/*.ptx'), or - for standard input."),
     output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="Output format."),
     select: Optional[List[str]] = typer.Option(None, help="Only these rules (codes, names or prefixes; comma list)."),
     ignore: Optional[List[str]] = typer.Option(None, help="Skip these rules."),
-    extend_select: Optional[List[str]] = typer.Option(None, help="Enable these rules on top of the defaults."),
-    fail_on: FailOn = typer.Option(FailOn.error, help="Lowest severity that makes the exit code 1."),
+    extend_select: Optional[List[str]] = typer.Option(None, help="Enable these rules on top of the selection."),
+    fail_on: Optional[FailOn] = typer.Option(None, help="Lowest severity that makes the exit code 1 "
+                                                        "[default: error, or fail-on of the configuration]."),
+    config: Optional[str] = typer.Option(None, "--config", help="Use this configuration file for every file "
+                                                                "(pyproject.toml or tmemlint.toml)."),
+    isolated: bool = typer.Option(False, "--isolated", help="Ignore all configuration files."),
+    exclude: Optional[List[str]] = typer.Option(None, help="Globs of files/folders to skip in folder searches."),
+    ctas_per_sm: Optional[int] = typer.Option(None, "--ctas-per-sm", help="CTAs resident per SM (column budget)."),
+    show_statistics: bool = typer.Option(False, "--statistics", help="Print the number of findings per rule "
+                                                                     "instead of the findings."),
+    baseline: Optional[str] = typer.Option(None, "--baseline", help="Report only findings not in this baseline."),
+    write_baseline: Optional[str] = typer.Option(None, "--write-baseline",
+                                                 help="Write today's findings to this baseline file and exit 0."),
+    stdin_filename: Optional[str] = typer.Option(None, "--stdin-filename",
+                                                 help="Name of the file read from standard input (-)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Files checked in parallel [default: all cores]."),
 ):
     """Check PTX files for TMEM faults."""
-    options = Options(_selection(select, ignore, extend_select))
-    files, missing = expand_paths(paths)
+    paths = list(paths or [])
+    if not paths:
+        if stdin_filename is None:
+            _fail("no paths given (use - with --stdin-filename to read standard input)")
+        paths = ["-"]
+    if jobs is not None and jobs < 1:
+        _fail(f"--jobs: must be at least 1 (got {jobs})")
+    n_jobs = jobs or os.cpu_count() or 1
+    try:
+        settings = Settings(config, isolated, Overrides(
+            select=split_selectors(select) if select else None, extend_select=split_selectors(extend_select),
+            ignore=split_selectors(ignore), fail_on=fail_on.value if fail_on else None, ctas_per_sm=ctas_per_sm,
+            exclude=list(exclude or [])))
+        files, missing = expand_paths([p for p in paths if p != "-"], excluded=settings.excluded)
+        tasks = [(f, f, settings.options_for(f)) for f in files]
+        stdin_task = None
+        if "-" in paths:
+            display = stdin_filename or STDIN_DISPLAY
+            stdin_task = (display, settings.options_for(stdin_filename or os.path.join(os.getcwd(), "-")))
+    except ConfigError as e:
+        _fail(str(e))
+
     status = 0
-    findings = []
+    notifications: list[str] = []
     for m in missing:
-        typer.echo(f"tmemlint: {m}: no such file or directory", err=True)
+        msg = f"{m}: no such file or directory"
+        typer.echo(f"tmemlint: {msg}", err=True)
+        notifications.append(msg)
         status = 2
-    for f in files:
-        res = lint_file(f, options=options)
+    results: list[FileResult] = []
+    if stdin_task is not None:
+        data = sys.stdin.buffer.read()
+        results.append(lint_bytes(data, stdin_task[0], stdin_task[1]))
+    results.extend(_run_with_progress(tasks, n_jobs))
+
+    findings: list[Finding] = []
+    fail_rank: dict[str, str] = {}
+    for res in results:
         if res.unreadable:
-            typer.echo(f"tmemlint: {f}: cannot read: {res.unreadable}", err=True)
+            msg = f"{res.path}: cannot read: {res.unreadable}"
+            typer.echo(f"tmemlint: {msg}", err=True)
+            notifications.append(msg)
             status = 2
         findings.extend(res.findings)
+        fail_rank[res.path] = (res.options.fail_on if res.options else None) or "error"
     findings.sort(key=lambda x: x.sort_key())
-    if output_format is OutputFormat.json:
-        sys.stdout.write(format_json(findings))
-    else:
-        sys.stdout.write(format_text(findings))
-        if findings:
-            n_err = sum(1 for f in findings if f.severity is Severity.ERROR)
-            typer.echo(f"{len(findings)} finding{'s' if len(findings) != 1 else ''} "
-                       f"({n_err} error{'s' if n_err != 1 else ''}) in {len(files)} file{'s' if len(files) != 1 else ''}",
-                       err=True)
-    if status == 0 and fail_on is not FailOn.never:
-        rank = Severity(fail_on.value).rank
-        if any(f.severity.rank >= rank for f in findings):
-            status = 1
+
+    if write_baseline is not None:
+        from tmemlint.baseline import BaselineError
+        from tmemlint.baseline import write_baseline as write
+
+        try:
+            n = write(findings, write_baseline)
+        except BaselineError as e:
+            _fail(str(e))
+        typer.echo(f"tmemlint: wrote {n} finding{'s' if n != 1 else ''} to {write_baseline}", err=True)
+        raise typer.Exit(status)
+    hidden = 0
+    if baseline is not None:
+        from tmemlint.baseline import BaselineError, filter_baseline, read_baseline
+
+        try:
+            keys = read_baseline(baseline)
+        except BaselineError as e:
+            _fail(str(e))
+        kept = filter_baseline(findings, keys, baseline)
+        hidden = len(findings) - len(kept)
+        findings = kept
+
+    _emit(findings, results, output_format, show_statistics, notifications, len(results), hidden)
+    if status == 0:
+        for f in findings:
+            level = fail_rank.get(f.path, "error")
+            if level != "never" and f.severity.rank >= Severity(level).rank:
+                status = 1
+                break
     raise typer.Exit(status)
+
+
+def _emit(findings: list[Finding], results: list[FileResult], fmt: OutputFormat, show_statistics: bool,
+          notifications: list[str], n_files: int, hidden: int) -> None:
+    out = sys.stdout
+    if show_statistics:
+        stats = statistics(findings)
+        if fmt is OutputFormat.json:
+            out.write(json.dumps([{"code": c, "name": n, "count": k} for c, n, k in stats], indent=2) + "\n")
+        else:
+            for c, n, k in stats:
+                out.write(f"{k:>5}  {c}  {n}\n")
+        return
+    if fmt is OutputFormat.json:
+        from tmemlint.report.json_format import format_json
+
+        out.write(format_json(findings))
+    elif fmt is OutputFormat.sarif:
+        from tmemlint.report.sarif import format_sarif
+
+        out.write(format_sarif(findings, notifications))
+    elif fmt is OutputFormat.github:
+        from tmemlint.report.github import format_github
+
+        out.write(format_github(findings))
+    elif fmt is OutputFormat.concise:
+        from tmemlint.report.concise import format_concise
+
+        out.write(format_concise(findings))
+    else:
+        from tmemlint.report.text import format_text
+
+        sources = {r.path: r.text for r in results if r.text is not None}
+        out.write(format_text(findings, sources, color=_use_color()))
+        if findings or hidden:
+            n_err = sum(1 for f in findings if f.severity is Severity.ERROR)
+            extra = f"; {hidden} more in the baseline" if hidden else ""
+            typer.echo(f"{len(findings)} finding{'s' if len(findings) != 1 else ''} "
+                       f"({n_err} error{'s' if n_err != 1 else ''}) in {n_files} file{'s' if n_files != 1 else ''}"
+                       f"{extra}", err=True)
 
 
 @app.command("rules")
@@ -135,6 +271,18 @@ def rule_cmd(code: str = typer.Argument(..., help="Rule code or name, e.g. TM101
         r = RULES[got[0]]
         text = f"{r.code} {r.name} ({r.severity.value})\n\n{r.summary}\n"
     typer.echo(text)
+
+
+@app.command("server")
+def server_cmd():
+    """Run the language server (LSP over standard input/output) for editors; needs tmemlint[server]."""
+    try:
+        from tmemlint.server import main as serve
+    except ImportError as e:
+        _fail(f"the language server needs pygls ({e}); install it with: pip install 'tmemlint[server]'")
+    serve()
+
+
 
 
 def _version_callback(value: bool):

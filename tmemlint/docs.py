@@ -1,11 +1,22 @@
-"""Rule documentation pages (``rules/<CODE>-<name>.md``), shipped inside the wheel as ``tmemlint/rules``."""
+"""Rule documentation pages (``rules/<CODE>-<name>.md``), shipped inside the wheel as ``tmemlint/rules``, their
+web addresses, and the rule table of README.md generated from the registry.
+
+``python -m tmemlint.docs --write-readme [README]`` rewrites the part of README.md between
+``<!-- rules:start -->`` and ``<!-- rules:end -->``; ``--check`` exits 1 when it is out of date."""
 
 from __future__ import annotations
 
+import argparse
+import sys
 from importlib import resources
 from pathlib import Path
 
 from tmemlint.checks.registry import RULES, load_all
+
+#: The project's home page (SARIF ``informationUri``); rule pages are ``rules/<CODE>-<name>.md`` under it.
+HOMEPAGE = "https://github.com/tmemlint/tmemlint"
+README_START = "<!-- rules:start -->"
+README_END = "<!-- rules:end -->"
 
 
 def rules_dir() -> Path | None:
@@ -34,3 +45,69 @@ def rule_doc(code: str) -> str | None:
     """The Markdown page of rule ``code``, or None when it has none."""
     p = rule_doc_path(code)
     return p.read_text(encoding="utf-8") if p else None
+
+
+def rule_url(code: str) -> str:
+    """The web address of rule ``code``'s page (``HOMEPAGE/blob/main/rules/<CODE>-<name>.md``).  Raises KeyError
+    for an unknown code."""
+    load_all()
+    r = RULES[code]
+    return f"{HOMEPAGE}/blob/main/rules/{r.code}-{r.name}.md"
+
+
+def rules_table() -> str:
+    """The Markdown rule table of every registered rule (sorted by code): code, name, default severity ("off"
+    for rules disabled by default), summary; ends with a newline."""
+    load_all()
+    rows = ["| code | name | default | summary |", "|---|---|---|---|"]
+    for code in sorted(RULES):
+        r = RULES[code]
+        sev = r.severity.value + ("" if r.enabled else " (off)")
+        rows.append(f"| {r.code} | `{r.name}` | {sev} | {r.summary.replace('|', chr(92) + '|')} |")
+    return "\n".join(rows) + "\n"
+
+
+def readme_with_rules(readme: str) -> str:
+    """``readme`` with the text between the rule-table markers replaced by ``rules_table()``; a README without
+    the markers gets a ``## Rules`` section with them appended."""
+    block = f"{README_START}\n{rules_table()}{README_END}"
+    start, end = readme.find(README_START), readme.find(README_END)
+    if start < 0 or end < start:
+        return readme.rstrip("\n") + f"\n\n## Rules\n\n{block}\n"
+    return readme[:start] + block + readme[end + len(README_END):]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tmemlint.docs``: ``--write-readme [PATH]`` regenerates the rule table of PATH (default: the
+    README.md of the source tree, else of the current folder); ``--check`` exits 1 when it is out of date.
+    Returns the exit code."""
+    ap = argparse.ArgumentParser(prog="python -m tmemlint.docs", description=__doc__.splitlines()[0])
+    ap.add_argument("readme", nargs="?", help="README to update (default: README.md)")
+    ap.add_argument("--write-readme", action="store_true", help="rewrite the rule table between the markers")
+    ap.add_argument("--check", action="store_true", help="exit 1 when the README's rule table is out of date")
+    args = ap.parse_args(argv)
+    path = Path(args.readme) if args.readme else Path(__file__).resolve().parents[1] / "README.md"
+    if not args.readme and not path.is_file():
+        path = Path("README.md")
+    if not (args.write_readme or args.check):
+        sys.stdout.write(rules_table())
+        return 0
+    try:
+        old = path.read_text(encoding="utf-8")
+    except OSError as e:
+        print(f"tmemlint.docs: {path}: cannot read: {e.strerror or e}", file=sys.stderr)
+        return 2
+    new = readme_with_rules(old)
+    if args.check:
+        if new != old:
+            print(f"{path}: rule table out of date; run python -m tmemlint.docs --write-readme", file=sys.stderr)
+            return 1
+        return 0
+    if new != old:
+        path.write_text(new, encoding="utf-8")
+        print(f"{path}: rule table updated", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,132 @@
+"""Suppression comments: every bad fixture is silenced by disable comments on its finding lines; the three
+directive kinds, codes and names; TM902 for suppressions that suppress nothing."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+
+from conftest import FIXTURES, SHARED
+from ptx_samples import ALLOC_LINE, DEALLOC_LINE, NCOLS_96, insert_line, with_comment
+from tmemlint.checks.registry import RULES, load_all
+from tmemlint.engine import Options, lint_file, lint_text
+from tmemlint.suppress import parse_directives
+
+load_all()
+
+
+def _bad_files():
+    files = sorted((FIXTURES / "nvcc").glob("tm*_bad.ptx"))
+    if SHARED.is_dir():
+        files += sorted((SHARED / "cases").glob("*/bad*.ptx"))
+    return [pytest.param(p, id=f"{p.parent.name}/{p.name}") for p in files]
+
+
+def _silence(path, tmp_path, use_names: bool):
+    found = lint_file(path).findings
+    if not found:
+        pytest.skip("no finding yet (its rule is not implemented)")
+    by_line = defaultdict(list)
+    for f in found:
+        by_line[f.line].append(f.name if use_names else f.code)
+    text = path.read_text(encoding="utf-8")
+    for line, codes in by_line.items():
+        text = with_comment(text, line, "// tmemlint: disable=" + ",".join(dict.fromkeys(codes)))
+    out = tmp_path / path.name
+    out.write_text(text, encoding="utf-8")
+    return found, lint_file(out).findings
+
+
+@pytest.mark.parametrize("path", _bad_files())
+def test_bad_fixture_is_silenced_by_its_disable_comments(path, tmp_path):
+    found, after = _silence(path, tmp_path, use_names=False)
+    assert {f.code for f in found} - {"TM901"}, "a bad fixture reports its rule"
+    assert [(f.line, f.code) for f in after] == []
+
+
+def test_silenced_by_name(tmp_path):
+    path = FIXTURES / "nvcc" / "tm102_ncols_bad.ptx"
+    found, after = _silence(path, tmp_path, use_names=True)
+    assert [f.code for f in found] == ["TM102", "TM102"]
+    assert after == []
+
+
+OPTS = Options({"TM102", "TM902"})
+
+
+def test_disable_this_line_by_code_and_name():
+    text = with_comment(NCOLS_96, ALLOC_LINE, "// tmemlint: disable=TM102")
+    text = with_comment(text, DEALLOC_LINE, "/* tmemlint: disable = Invalid-NCols */")
+    assert lint_text(text, "k.ptx", OPTS) == []
+
+
+def test_disable_next_line():
+    text = insert_line(NCOLS_96, ALLOC_LINE, "\t// tmemlint: disable-next-line=invalid-ncols")
+    got = lint_text(text, "k.ptx", OPTS)
+    assert [(f.line, f.code) for f in got] == [(DEALLOC_LINE + 1, "TM102")]
+
+
+def test_disable_file_anywhere():
+    text = NCOLS_96 + "// tmemlint: disable-file=TM102\n"
+    assert lint_text(text, "k.ptx", OPTS) == []
+
+
+def test_unused_suppression_is_reported_at_the_comment():
+    text = with_comment(NCOLS_96, 11, "// tmemlint: disable=TM102")
+    got = lint_text(text, "k.ptx", OPTS)
+    assert [(f.line, f.column, f.end_column, f.code, f.severity.value, f.message) for f in got] == [
+        (11, 23, 49, "TM902", "warning",
+         "unused suppression: TM102 (invalid-ncols) reported nothing on this line"),
+        (ALLOC_LINE, 2, 68, "TM102", "error",
+         "tcgen05.alloc column count 96 is not a power of two (nCols must be a power of two in [32, 512])"),
+        (DEALLOC_LINE, 2, 56, "TM102", "error",
+         "tcgen05.dealloc column count 96 is not a power of two (nCols must be a power of two in [32, 512])"),
+    ]
+    assert got[0].name == "unused-suppression"
+
+
+def test_partly_used_unknown_and_malformed_directives():
+    text = with_comment(NCOLS_96, ALLOC_LINE, "// tmemlint: disable=TM102,TM101,TM999")
+    text = insert_line(text, 2, "// tmemlint: disable-line=TM102")
+    text = insert_line(text, 3, "// tmemlint: disable-file")
+    got = lint_text(text, "k.ptx", Options({"TM101", "TM102", "TM902"}))
+    assert [(f.line, f.code, f.message) for f in got] == [
+        (2, "TM902", "unknown suppression directive 'tmemlint: disable-line' (expected disable, "
+                     "disable-next-line, disable-file)"),
+        (3, "TM902", "'tmemlint: disable-file' names no rule (write disable-file=CODE[,CODE...])"),
+        (ALLOC_LINE + 2, "TM902", "unknown rule 'TM999' in suppression"),
+        (ALLOC_LINE + 2, "TM902", "unused suppression: TM101 (tmem-leak) reported nothing on this line"),
+        (DEALLOC_LINE + 2, "TM102",
+         "tcgen05.dealloc column count 96 is not a power of two (nCols must be a power of two in [32, 512])"),
+    ]
+
+
+def test_suppression_of_a_rule_that_did_not_run_is_not_unused():
+    text = with_comment(NCOLS_96, 11, "// tmemlint: disable=TM301")
+    assert [f.code for f in lint_text(text, "k.ptx", OPTS)] == ["TM102", "TM102"]
+
+
+def test_tm902_can_be_silenced_and_deselected():
+    text = with_comment(NCOLS_96, 11, "// tmemlint: disable=TM102") + "// tmemlint: disable-file=TM902\n"
+    assert [f.code for f in lint_text(text, "k.ptx", OPTS)] == ["TM102", "TM102"]
+    text = with_comment(NCOLS_96, 11, "// tmemlint: disable=TM102")
+    assert [f.code for f in lint_text(text, "k.ptx", Options({"TM102"}))] == ["TM102", "TM102"]
+
+
+def test_syntax_error_can_be_silenced_and_gives_no_tm902():
+    text = ".version 8.7\n.target sm_100a\n.entry k() { add.f32 %f1 } // tmemlint: disable=TM900,TM101\n"
+    assert lint_text(text, "k.ptx") == []
+
+
+def test_directives_in_cuda_source():
+    cu = ('__global__ void k() {\n'
+          '  asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], 96; '
+          '// tmemlint: disable=TM102\\n" :: "r"(s));\n'
+          '  // tmemlint: disable-next-line=tmem-leak\n'
+          '  /* tmemlint: disable-file=TM301 */\n'
+          '}\n')
+    got = [(d.kind, d.line, d.target, d.codes) for d in parse_directives(cu)]
+    assert got == [("disable", 2, 2, [("TM102", "TM102")]),
+                   ("disable-next-line", 3, 4, [("tmem-leak", "TM101")]),
+                   ("disable-file", 4, None, [("TM301", "TM301")])]

@@ -1,0 +1,367 @@
+"""Configuration: ``[tool.tmemlint]`` in ``pyproject.toml`` or top-level keys in ``tmemlint.toml``.
+
+For each checked file the nearest configuration wins: its folder, then each parent folder, is searched for
+``tmemlint.toml`` (first) and for a ``pyproject.toml`` that has a ``[tool.tmemlint]`` table (a ``pyproject.toml``
+without one is passed over).  ``--config FILE`` uses FILE for every file instead, ``--isolated`` uses none.  The
+command line overrides the file: ``--select`` replaces the file's selection, ``--extend-select``/``--ignore`` apply
+on top of it, ``--fail-on``/``--ctas-per-sm`` replace the file's values, ``--exclude`` adds patterns.
+
+Keys (unknown keys and unknown rule codes are errors that name the file and the key)::
+
+    select = ["TM1", "TM301"]            # codes, names or code prefixes; "ALL"
+    extend-select = ["TM107"]
+    ignore = ["TM301"]
+    fail-on = "warning"                  # error | warning | info | never
+    ctas-per-sm = 2                      # CTAs resident per SM, for the column budget (int >= 1)
+    exclude = ["build", "third_party/**"]
+    [tool.tmemlint.severity]             # ([severity] in tmemlint.toml)
+    TM301 = "error"                      # error | warning | info
+    [tool.tmemlint.per-file-ignores]
+    "legacy/*.ptx" = ["TM301", "tmem-leak"]
+
+Globs are matched against the path relative to the configuration file's folder (``/`` separators): ``*`` and
+``?`` stay inside one folder, ``**`` crosses folders, ``[abc]`` is a class; a pattern also matches everything
+below a folder it matches, and a pattern without ``/`` matches any single path component (``*_bad.ptx``,
+``build``).  ``exclude`` applies to files found by searching folders or expanding globs; a file named on the
+command line is always checked.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from tmemlint.checks.registry import RULES, load_all, resolve_prefix
+from tmemlint.engine import Options
+
+KEYS = ("select", "extend-select", "ignore", "severity", "per-file-ignores", "fail-on", "ctas-per-sm", "exclude")
+SEVERITIES = ("error", "warning", "info")
+FAIL_ON = ("error", "warning", "info", "never")
+
+
+class ConfigError(Exception):
+    """A configuration file (or command-line option) that cannot be used; ``str(e)`` names the file and the key,
+    ready to print after ``tmemlint: ``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """One configuration file, validated.  ``source`` is the file (None for the built-in defaults); ``root`` the
+    folder its globs are relative to; rule sets hold resolved codes; ``select`` None means the registry's
+    defaults; ``per_file_ignores`` pairs a glob with the codes it ignores."""
+
+    source: Path | None
+    root: Path
+    select: frozenset[str] | None = None
+    extend_select: frozenset[str] = frozenset()
+    ignore: frozenset[str] = frozenset()
+    severity: tuple[tuple[str, str], ...] = ()
+    per_file_ignores: tuple[tuple[str, frozenset[str]], ...] = ()
+    fail_on: str | None = None
+    ctas_per_sm: int | None = None
+    exclude: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class Overrides:
+    """Command-line settings that override the configuration files (None or empty: not given).  Selectors are
+    as typed: codes, names, prefixes, comma lists."""
+
+    select: list[str] | None = None
+    extend_select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    fail_on: str | None = None
+    ctas_per_sm: int | None = None
+    exclude: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------------------------------- globs
+
+
+@lru_cache(maxsize=512)
+def _glob_regex(pattern: str) -> re.Pattern:
+    out, i, n = [], 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[" and pattern.find("]", i + 2) > 0:
+            j = pattern.find("]", i + 2)
+            body = pattern[i + 1:j]
+            body = "^" + body[1:] if body.startswith("!") else body
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = j + 1
+            continue
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return re.compile("(?s:" + "".join(out) + r")\Z")
+
+
+def glob_match(pattern: str, path: str | os.PathLike, root: str | os.PathLike) -> bool:
+    """Whether ``path`` (absolute, or relative to the current folder) matches ``pattern`` relative to ``root``
+    (semantics in the module docstring)."""
+    full = os.path.abspath(path)
+    rel = os.path.relpath(full, os.path.abspath(root)).replace(os.sep, "/")
+    if rel.startswith("../"):
+        rel = full.replace(os.sep, "/")
+    pat = pattern.strip().rstrip("/")
+    if pat.startswith("./"):
+        pat = pat[2:]
+    rx = _glob_regex(pat)
+    parts = rel.split("/")
+    if "/" not in pat:
+        return any(rx.match(p) for p in parts)
+    return any(rx.match("/".join(parts[:k])) for k in range(1, len(parts) + 1))
+
+
+# ---------------------------------------------------------------------------------------------------- files
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: invalid TOML: {e}") from None
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
+
+
+def _table(path: Path) -> tuple[dict | None, str]:
+    """The tmemlint table of ``path`` (None for a pyproject.toml without one) and its display name."""
+    data = _read_toml(path)
+    if path.name == "pyproject.toml":
+        tool = data.get("tool")
+        if not isinstance(tool, dict) or "tmemlint" not in tool:
+            return None, "[tool.tmemlint]"
+        table = tool["tmemlint"]
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path}: tool.tmemlint must be a table")
+        return table, "[tool.tmemlint]"
+    return data, ""
+
+
+def _selectors(value: Any, where: str) -> frozenset[str]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: expected a list of rule codes or names")
+    codes: set[str] = set()
+    for v in value:
+        for s in (x.strip() for x in v.split(",")):
+            if not s:
+                continue
+            got = resolve_prefix(s)
+            if not got:
+                raise ConfigError(f"{where}: unknown rule code or name {s!r}")
+            codes.update(got)
+    return frozenset(codes)
+
+
+def _globs(value: Any, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: expected a list of glob patterns")
+    return tuple(value)
+
+
+def parse_config(table: dict, source: Path, prefix: str = "") -> Config:
+    """Validate a tmemlint table read from ``source``.  ``prefix`` is how the table is named in messages
+    (``[tool.tmemlint]`` for pyproject.toml, empty for tmemlint.toml).  Raises ConfigError."""
+    load_all()
+
+    def where(key: str) -> str:
+        return f"{source}: {prefix + ' ' if prefix else ''}{key}"
+
+    for key in table:
+        if key not in KEYS:
+            hint = f" (did you mean '{key.replace('_', '-')}'?)" if key.replace("_", "-") in KEYS else ""
+            raise ConfigError(f"{source}: unknown key {key!r}{' in ' + prefix if prefix else ''}{hint}; "
+                              f"known keys: {', '.join(KEYS)}")
+    kw: dict[str, Any] = {}
+    if "select" in table:
+        kw["select"] = _selectors(table["select"], where("select"))
+    if "extend-select" in table:
+        kw["extend_select"] = _selectors(table["extend-select"], where("extend-select"))
+    if "ignore" in table:
+        kw["ignore"] = _selectors(table["ignore"], where("ignore"))
+    if "severity" in table:
+        sev = table["severity"]
+        name = f"{prefix[:-1]}.severity]" if prefix else "[severity]"
+        if not isinstance(sev, dict):
+            raise ConfigError(f"{source}: {name} must be a table of CODE = \"error\" | \"warning\" | \"info\"")
+        pairs = {}
+        for k, v in sev.items():
+            got = resolve_prefix(k)
+            if not got:
+                raise ConfigError(f"{source}: {name} {k}: unknown rule code or name {k!r}")
+            if v not in SEVERITIES:
+                raise ConfigError(f"{source}: {name} {k}: severity must be one of {', '.join(SEVERITIES)} "
+                                  f"(got {v!r})")
+            for c in got:
+                pairs[c] = v
+        kw["severity"] = tuple(sorted(pairs.items()))
+    if "per-file-ignores" in table:
+        pfi = table["per-file-ignores"]
+        name = f"{prefix[:-1]}.per-file-ignores]" if prefix else "[per-file-ignores]"
+        if not isinstance(pfi, dict):
+            raise ConfigError(f"{source}: {name} must be a table of \"GLOB\" = [CODES]")
+        kw["per_file_ignores"] = tuple((g, _selectors(v, f"{source}: {name} {g!r}")) for g, v in pfi.items())
+    if "fail-on" in table:
+        v = table["fail-on"]
+        if v not in FAIL_ON:
+            raise ConfigError(f"{where('fail-on')}: must be one of {', '.join(FAIL_ON)} (got {v!r})")
+        kw["fail_on"] = v
+    if "ctas-per-sm" in table:
+        v = table["ctas-per-sm"]
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise ConfigError(f"{where('ctas-per-sm')}: must be an integer >= 1 (got {v!r})")
+        kw["ctas_per_sm"] = v
+    if "exclude" in table:
+        kw["exclude"] = _globs(table["exclude"], where("exclude"))
+    return Config(source, source.parent, **kw)
+
+
+def load_config(path: str | os.PathLike) -> Config | None:
+    """Read and validate one configuration file: a ``pyproject.toml`` (its ``[tool.tmemlint]`` table; None when
+    it has none) or any other TOML file (top-level keys).  Raises ConfigError."""
+    p = Path(path).absolute()
+    table, prefix = _table(p)
+    return None if table is None else parse_config(table, p, prefix)
+
+
+CONFIG_NAMES = ("tmemlint.toml", "pyproject.toml")
+
+
+def find_config(directory: str | os.PathLike) -> Path | None:
+    """The nearest configuration file for files in ``directory``: ``tmemlint.toml`` or a ``pyproject.toml`` with
+    ``[tool.tmemlint]``, in that folder or a parent.  Raises ConfigError for a broken ``tmemlint.toml`` or a
+    broken ``pyproject.toml`` that mentions tmemlint."""
+    return _find_config(Path(os.path.abspath(directory)))
+
+
+@lru_cache(maxsize=1024)
+def _find_config(d: Path) -> Path | None:
+    for name in CONFIG_NAMES:
+        p = d / name
+        if not p.is_file():
+            continue
+        if name == "tmemlint.toml":
+            return p
+        try:
+            table, _ = _table(p)
+        except ConfigError:
+            try:
+                mentions = b"tmemlint" in p.read_bytes()
+            except OSError:
+                mentions = False
+            if mentions:
+                raise
+            table = None
+        if table is not None:
+            return p
+    return None if d.parent == d else _find_config(d.parent)
+
+
+# ---------------------------------------------------------------------------------------------------- settings
+
+
+class Settings:
+    """Resolves the options of each checked file: its configuration (nearest file, ``--config`` or none) merged
+    with the command-line ``overrides``.  Construction validates ``--config`` and the overrides and raises
+    ConfigError; ``options_for``/``excluded`` raise ConfigError for a broken configuration file found on the
+    way."""
+
+    def __init__(self, config_file: str | os.PathLike | None = None, isolated: bool = False,
+                 overrides: Overrides | None = None):
+        load_all()
+        self.isolated = isolated
+        self.overrides = overrides or Overrides()
+        self._fixed: Config | None = None
+        self._fixed_set = False
+        self._loaded: dict[Path, Config] = {}
+        if config_file is not None:
+            p = Path(config_file)
+            if not p.is_file():
+                raise ConfigError(f"{config_file}: configuration file not found")
+            self._fixed = load_config(p) or Config(p.absolute(), p.absolute().parent)
+            self._fixed_set = True
+        o = self.overrides
+        self._cli_select = None if o.select is None else _selectors(o.select, "--select")
+        self._cli_extend = _selectors(o.extend_select, "--extend-select")
+        self._cli_ignore = _selectors(o.ignore, "--ignore")
+        if o.fail_on is not None and o.fail_on not in FAIL_ON:
+            raise ConfigError(f"--fail-on: must be one of {', '.join(FAIL_ON)} (got {o.fail_on!r})")
+        if o.ctas_per_sm is not None and o.ctas_per_sm < 1:
+            raise ConfigError(f"--ctas-per-sm: must be an integer >= 1 (got {o.ctas_per_sm})")
+
+    def config_for(self, path: str | os.PathLike) -> Config | None:
+        """The configuration that applies to ``path`` (a file that need not exist), or None."""
+        if self.isolated:
+            return None
+        if self._fixed_set:
+            return self._fixed
+        found = find_config(os.path.dirname(os.path.abspath(path)))
+        if found is None:
+            return None
+        if found not in self._loaded:
+            self._loaded[found] = load_config(found)
+        return self._loaded[found]
+
+    def excluded(self, path: str | os.PathLike) -> bool:
+        """Whether a file found by a folder search or a glob is excluded (config ``exclude`` or ``--exclude``)."""
+        cfg = self.config_for(path)
+        if cfg is not None and any(glob_match(g, path, cfg.root) for g in cfg.exclude):
+            return True
+        return any(glob_match(g, path, os.getcwd()) for g in self.overrides.exclude)
+
+    def options_for(self, path: str | os.PathLike) -> Options:
+        """The engine options for ``path``: enabled codes (config selection, overridden by the command line,
+        minus per-file ignores), severity overrides, ``fail_on`` and ``ctas_per_sm``."""
+        cfg = self.config_for(path)
+        o = self.overrides
+        defaults = frozenset(c for c, r in RULES.items() if r.enabled)
+        codes: frozenset[str] | None = None
+        if cfg is not None and (cfg.select is not None or cfg.extend_select or cfg.ignore):
+            codes = ((defaults if cfg.select is None else cfg.select) | cfg.extend_select) - cfg.ignore
+        if self._cli_select is not None:
+            codes = self._cli_select
+        if self._cli_extend or self._cli_ignore:
+            codes = ((defaults if codes is None else codes) | self._cli_extend) - self._cli_ignore
+        if cfg is not None:
+            ignored = set()
+            for g, cs in cfg.per_file_ignores:
+                if glob_match(g, path, cfg.root):
+                    ignored |= cs
+            if ignored:
+                codes = (defaults if codes is None else codes) - ignored
+        fail_on = o.fail_on or (cfg.fail_on if cfg else None) or "error"
+        ctas = o.ctas_per_sm if o.ctas_per_sm is not None else (cfg.ctas_per_sm if cfg else None)
+        return Options(None if codes is None else set(codes), severity=dict(cfg.severity) if cfg else {},
+                       fail_on=fail_on, ctas_per_sm=ctas)
+
+
+def split_selectors(values: Iterable[str] | None) -> list[str]:
+    """Flatten repeated/comma-separated command-line selectors: ``["TM1,TM301", "x"]`` → ``["TM1", "TM301", "x"]``."""
+    out: list[str] = []
+    for v in values or ():
+        out.extend(x.strip() for x in v.split(",") if x.strip())
+    return out
+
