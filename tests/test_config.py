@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 from ptx_samples import NCOLS_96
 from tmemlint.checks.registry import RULES, load_all
 from tmemlint.cli import app
-from tmemlint.config import ConfigError, Overrides, Settings, find_config, glob_match, load_config
+from tmemlint.config import ConfigError, Overrides, Settings, clear_cache, find_config, glob_match, load_config
 
 load_all()
 CLEAN = NCOLS_96.replace(", 96;", ", 128;")
@@ -36,18 +36,14 @@ def tree(tmp_path, monkeypatch):
     for d in (tmp_path, tmp_path / "sub", tmp_path / "sub" / "deep"):
         (d / "k.ptx").write_text(NCOLS_96)
     monkeypatch.chdir(tmp_path)
-    from tmemlint import config as cfg
-
-    cfg._find_config.cache_clear()
+    clear_cache()
     yield tmp_path
-    cfg._find_config.cache_clear()
+    clear_cache()
 
 
 def write(path, text):
     path.write_text(text)
-    from tmemlint import config as cfg
-
-    cfg._find_config.cache_clear()
+    clear_cache()
 
 
 def test_pyproject_select_and_nearest_wins(tree):

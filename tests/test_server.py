@@ -160,3 +160,23 @@ def test_syntax_error_and_other_documents(client, tmp_path):
                                                           "text": ".version 8.7\n.target sm_100a\nfoo bar;\n"}})
     got = client.diagnostics(uri)  # the .txt document got nothing before this
     assert [(d["code"], d["range"]["start"]) for d in got["diagnostics"]] == [("TM900", {"line": 2, "character": 0})]
+
+
+def test_saving_a_configuration_file_relints_open_documents(client, tmp_path):
+    client.request("initialize", {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}})
+    client.send("initialized", {})
+    uri = (tmp_path / "k.ptx").as_uri()
+    client.send("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "ptx", "version": 1,
+                                                          "text": NCOLS_96}})
+    assert [d["code"] for d in client.diagnostics(uri)["diagnostics"]] == ["TM102", "TM102"]
+    (tmp_path / "tmemlint.toml").write_text('select = ["TM102"]\n[severity]\nTM102 = "info"\n')
+    client.send("textDocument/didSave", {"textDocument": {"uri": (tmp_path / "tmemlint.toml").as_uri()}})
+    got = client.diagnostics(uri)["diagnostics"]
+    assert [(d["code"], d["severity"], d["range"]["start"]["line"]) for d in got] == [("TM102", 3, 15),
+                                                                                      ("TM102", 3, 17)]
+    (tmp_path / "tmemlint.toml").write_text('selekt = ["TM102"]\n')
+    client.send("textDocument/didSave", {"textDocument": {"uri": (tmp_path / "tmemlint.toml").as_uri()}})
+    shown = client.wait_for(lambda m: m.get("method") == "window/showMessage")
+    assert shown["params"]["type"] == 1
+    assert shown["params"]["message"].startswith(f"tmemlint: {tmp_path / 'tmemlint.toml'}: unknown key 'selekt'")
+    assert [d["code"] for d in client.diagnostics(uri)["diagnostics"]] == ["TM102", "TM102"]  # defaults

@@ -32,6 +32,8 @@ PROGRESS_MIN_FILES = 20
 
 
 class OutputFormat(str, Enum):
+    """``--format``: text (with code frames), concise (one line), json, sarif (2.1.0), github (workflow commands)."""
+
     text = "text"
     concise = "concise"
     json = "json"
@@ -40,6 +42,8 @@ class OutputFormat(str, Enum):
 
 
 class FailOn(str, Enum):
+    """``--fail-on``: the lowest severity that makes the exit code 1 (``never``: findings never do)."""
+
     error = "error"
     warning = "warning"
     info = "info"
@@ -112,7 +116,7 @@ def check(
     ignore: Optional[List[str]] = typer.Option(None, help="Skip these rules."),
     extend_select: Optional[List[str]] = typer.Option(None, help="Enable these rules on top of the selection."),
     fail_on: Optional[FailOn] = typer.Option(None, help="Lowest severity that makes the exit code 1 "
-                                                        "[default: error, or fail-on of the configuration]."),
+                                                        "(default: error, or fail-on of the configuration)."),
     config: Optional[str] = typer.Option(None, "--config", help="Use this configuration file for every file "
                                                                 "(pyproject.toml or tmemlint.toml)."),
     isolated: bool = typer.Option(False, "--isolated", help="Ignore all configuration files."),
@@ -125,7 +129,7 @@ def check(
                                                  help="Write today's findings to this baseline file and exit 0."),
     stdin_filename: Optional[str] = typer.Option(None, "--stdin-filename",
                                                  help="Name of the file read from standard input (-)."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Files checked in parallel [default: all cores]."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Files checked in parallel (default: all cores)."),
 ):
     """Check PTX files for TMEM faults."""
     paths = list(paths or [])

@@ -280,6 +280,12 @@ def _find_config(d: Path) -> Path | None:
     return None if d.parent == d else _find_config(d.parent)
 
 
+def clear_cache() -> None:
+    """Forget the configuration files found so far (call after one was created, changed or removed; a
+    ``Settings`` object also keeps the files it read, so make a new one)."""
+    _find_config.cache_clear()
+
+
 # ---------------------------------------------------------------------------------------------------- settings
 
 

@@ -32,6 +32,7 @@ def rules_dir() -> Path | None:
 
 
 def rule_doc_path(code: str) -> Path | None:
+    """The page ``rules/<CODE>-<name>.md`` of rule ``code``, or None when the rule or its page does not exist."""
     load_all()
     d = rules_dir()
     r = RULES.get(code)

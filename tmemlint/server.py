@@ -5,7 +5,8 @@ source-mode linter (``tmemlint.engine.source_linter()``), on open, change and sa
 them.  Each diagnostic carries the rule code, ``codeDescription.href`` (the rule page), ``source`` "tmemlint",
 the severity (error → Error, warning → Warning, info → Information) and ``relatedInformation`` for the related
 places.  Settings come from the configuration file nearest to the document (``tmemlint.config``); a broken
-configuration is shown to the user once (``window/showMessage``) and the defaults are used.
+configuration is shown to the user once (``window/showMessage``) and the defaults are used; saving a
+``pyproject.toml`` or ``tmemlint.toml`` in the editor reloads the configuration and lints the open documents again.
 
 Needs the ``server`` extra: ``pip install 'tmemlint[server]'`` (pygls and lsprotocol).
 """
@@ -19,7 +20,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from tmemlint import __version__
-from tmemlint.config import ConfigError, Settings
+from tmemlint.config import CONFIG_NAMES, ConfigError, Settings, clear_cache
 from tmemlint.docs import rule_url
 from tmemlint.engine import PTX_SUFFIXES, SOURCE_SUFFIXES, Options, lint_document, source_linter
 from tmemlint.findings import Finding, Severity
@@ -98,6 +99,15 @@ class TmemlintServer(LanguageServer):
                                                                message=f"tmemlint: {e}"))
             return Options()
 
+    def reload_settings(self) -> None:
+        """Forget every configuration read so far (a configuration file was saved) and lint the open documents
+        again."""
+        clear_cache()
+        self.settings = Settings()
+        self.reported_errors.clear()
+        for uri in list(self.workspace.text_documents):
+            self.lint(uri)
+
     def lint(self, uri: str) -> None:
         """Lint the open document ``uri`` and publish its diagnostics (nothing for documents it does not lint)."""
         doc = self.workspace.get_text_document(uri)
@@ -129,6 +139,9 @@ def create_server() -> TmemlintServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: TmemlintServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        if os.path.basename(uri_to_path(params.text_document.uri)) in CONFIG_NAMES:
+            ls.reload_settings()
+            return
         ls.lint(params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
