@@ -1,0 +1,137 @@
+"""Text rendering of a plan (the JSON model of ``tmemlint.plan.model``; nothing here looks at the PTX)."""
+
+from __future__ import annotations
+
+_STAGE_LABEL = {"alloc": "alloc", "write": "write", "commit": "commit", "wait": "wait", "read": "read",
+                "wait::ld": "wait::ld", "release": "release", "reuse": "reuse", "dealloc": "dealloc"}
+_GUARD_TEXT = {
+    "none": "none",
+    "thread-barrier": "thread barrier only",
+    "mbarrier": "mbarrier",
+    "mbarrier+tcgen05": "mbarrier + tcgen05 waits and fences",
+    "same-thread-wait": "same-thread order with the wait",
+    "pipelined": "same-thread pipelined pair",
+}
+
+
+def _lines(xs: list[int], limit: int = 8) -> str:
+    if not xs:
+        return "-"
+    shown = ", ".join(str(x) for x in xs[:limit])
+    return shown + (f", … (+{len(xs) - limit})" if len(xs) > limit else "")
+
+
+def _refs(refs: list[dict], limit: int = 6) -> str:
+    if not refs:
+        return "-"
+    by_op: dict[str, list[int]] = {}
+    for r in refs:
+        key = r["op"] if r["role"] in ("d", "ld", "st", "cp", "shift") else f"{r['op']}({r['role']})"
+        by_op.setdefault(key, []).append(r["line"])
+    return "; ".join(f"{op} {_lines(sorted(set(ls)), limit)}" for op, ls in by_op.items())
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    out = ["  " + "  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()]
+    for r in rows:
+        out.append("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    return out
+
+
+def render_kernel(k: dict) -> str:
+    """One kernel's plan as text: header, region map, budget, peak, reuse edges, readback, timeline."""
+    out: list[str] = []
+    ctas = k["ctas_per_sm"]
+    cg = k["cta_group"]
+    out.append(f"kernel {k['kernel']}  (line {k['line']}, target {k['target'] or '?'}, "
+               f"cta_group {cg if cg is not None else '-'}, "
+               f"{k['threads_per_cta'] or '?'} threads per CTA)")
+    out.append(f"CTAs per SM assumed: {ctas['value']} (from {ctas['source']})")
+    for a in k["allocations"]:
+        out.append(f"allocation {a['allocation']}: tcgen05.alloc line {a['line']}, "
+                   f"{a['columns'] if a['columns'] is not None else '?'} columns, slot {a['slot']}, {a['warps']}")
+    for d in k["deallocations"]:
+        out.append(f"  freed by tcgen05.dealloc line {d['line']} "
+                   f"({d['columns'] if d['columns'] is not None else '?'} columns)")
+    out.append("")
+    out.append("Region map")
+    rows = []
+    for r in k["regions"]:
+        rows.append([r["name"], r["kind"], f"{r['lanes'][0]}-{r['lanes'][1] - 1}",
+                     f"[{r['columns'][0]}, {r['columns'][1]})", str(r["width"]), r["packing"],
+                     _refs(r["writers"]), _refs(r["readers"])])
+    out.extend(_table(["region", "kind", "lanes", "columns", "width", "packing", "writers (line)",
+                       "readers (line)"], rows))
+    for u in k["unplaced"]:
+        out.append(f"  not placed: {u['op']} ({u['role']}) line {u['line']}: {u['reason']}")
+    out.append("")
+    b = k["budget"]
+    out.append("Column budget")
+    out.append(f"  raw columns (regions, aliases once): {b['raw_columns']}"
+               + ("" if b["complete"] else "  (incomplete: some accesses are not placed)"))
+    for a in b["allocations"]:
+        out.append(f"  allocation {a['allocation']}: {a['allocated_columns']} allocated, {a['raw_columns']} used, "
+                   f"{a['waste_columns']} unused")
+    if b["allocated_columns"] is not None:
+        out.append(f"  allocated: {b['allocated_columns']} columns per CTA; per SM: {b['allocated_columns']} x "
+                   f"{b['ctas_per_sm']} CTA = {b['per_sm_columns']} of {b['sm_limit']} "
+                   f"({'fits' if b['fits'] else 'OVER: CTAs serialize in tcgen05.alloc'})")
+        out.append(f"  alignment waste: {b['waste_columns']} columns = {b['waste_percent']:g}% of the allocation")
+    else:
+        out.append("  allocated: unknown (column count not constant)")
+    p = k["peak"]
+    out.append(f"Peak live columns: {p['columns']} at line {p['line']} ({', '.join(p['regions']) or '-'})")
+    out.append("")
+    out.append("Reuse edges (last reader -> next writer on the same columns)")
+    edges = k["reuse_edges"]
+    if not edges:
+        out.append("  none: no column is written again after it is read")
+    for n, e in enumerate(edges):
+        mark = "!" if n == k["riskiest_edge"] else " "
+        it = ", next iteration" if e["next_iteration"] else ""
+        who = "same thread" if e["same_thread"] else f"{e['reader']['warps']} -> {e['writer']['warps']}"
+        out.append(f" {mark}{e['region']} [{e['columns'][0]}, {e['columns'][1]}): {e['reader']['op']} line "
+                   f"{e['reader']['line']} -> {e['writer']['op']} line {e['writer']['line']} ({who}{it}): "
+                   f"{_GUARD_TEXT[e['guard']]}")
+    if k["riskiest_edge"] is not None:
+        e = edges[k["riskiest_edge"]]
+        miss = "; ".join(e["missing"]) or "nothing"
+        out.append(f"  riskiest: {e['region']} read at line {e['reader']['line']}, rewritten at line "
+                   f"{e['writer']['line']} ({_GUARD_TEXT[e['guard']]}); missing: {miss}")
+    out.append("")
+    rb = k["readback"]
+    out.append("Readback cost")
+    if rb["ld_count"] == 0:
+        out.append("  no tcgen05.ld")
+    else:
+        for s in rb["by_shape"]:
+            out.append(f"  tcgen05.ld .{s['shape']}: {s['count']} x ({s['registers_per_thread']} registers per "
+                       f"thread, {s['bytes_per_warp']} bytes per warp), lines {_lines(s['lines'])}")
+        cta = f", {rb['bytes_per_cta']} bytes per CTA" if rb["bytes_per_cta"] is not None else ""
+        out.append(f"  one pass over every tcgen05.ld: {rb['bytes_per_warp']} bytes per warp{cta}")
+        out.append(f"  registers per thread held between a tcgen05.ld and its wait: up to "
+                   f"{rb['max_registers_held']} (line {rb['max_registers_held_line']})")
+        out.append(f"  tcgen05.wait::ld: {rb['wait_count']} for {rb['ld_count']} tcgen05.ld "
+                   f"({rb['waits_per_ld']:g} per ld)"
+                   + (f"; no wait before exit after lines {_lines(rb['lds_without_wait'])}"
+                      if rb["lds_without_wait"] else ""))
+    out.append("")
+    out.append("Lifecycle timeline (lines)")
+    for t in k["timeline"]:
+        steps = [f"{_STAGE_LABEL[ev['stage']]} {_lines(ev['lines'], 4)}" for ev in t["events"] if ev["lines"]]
+        live = f" live {t['live'][0]}-{t['live'][1]}" if t["live"] else ""
+        out.append(f"  {t['region']}{live}: " + " -> ".join(steps))
+    for note in k["notes"]:
+        out.append(f"note: {note}")
+    return "\n".join(out) + "\n"
+
+
+def render_text(plan: dict) -> str:
+    """The whole plan (every kernel of the file) as text."""
+    parts = [f"TMEM plan of {plan['file']} ({plan['tool']}, schema {plan['schema_version']})\n"]
+    if not plan["kernels"]:
+        parts.append("no kernel uses Tensor Memory\n")
+    for k in plan["kernels"]:
+        parts.append("\n" + render_kernel(k))
+    return "".join(parts)
