@@ -130,3 +130,21 @@ def must_state(ctx: "FunctionContext", transfer: Callable, init, meet=lambda a, 
 
 
 _MISSING = object()
+
+
+def _block_descendants(ctx: "FunctionContext", b) -> set:
+    cache = ctx.__dict__.setdefault("_descendants", {})
+    got = cache.get(b)
+    if got is None:
+        got = {n for n in nx.descendants(ctx.cfg.graph, b) if n in ctx.cfg.blocks}
+        cache[b] = got
+    return got
+
+
+def can_reach(ctx: "FunctionContext", a: Instruction, b: Instruction) -> bool:
+    """Whether ``b`` can execute after ``a`` on some CFG path (guards ignored)."""
+    ba = ctx.cfg.block_of[a.index]
+    bb = ctx.cfg.block_of[b.index]
+    if ba == bb and a.index < b.index:
+        return True
+    return bb in _block_descendants(ctx, ba)

@@ -56,36 +56,35 @@ class PropertySimulation:
         self.observe = observe
         self.init = init
         self.budget = budget
-        self._deps: dict = {}
         self._dep_indices: set[int] = set()
-        self._defs = {}
-
-    def _add_fact(self, facts: Facts, key, want: bool, deps) -> Facts:
-        self._deps[key] = deps
-        self._dep_indices.update(deps)
-        return facts | {(key, want)}
+        self._deps_seen = 0
 
     def _kill(self, facts: Facts, idx: int) -> Facts:
-        if idx not in self._dep_indices or not facts:
+        if not facts:
             return facts
-        keep = [f for f in facts if idx not in self._deps.get(f[0], ())]
+        deps = self.oracle.deps
+        if idx not in self._dep_indices:
+            if len(deps) == self._deps_seen:
+                return facts
+            self._deps_seen = len(deps)
+            self._dep_indices = set().union(*deps.values()) if deps else set()
+            if idx not in self._dep_indices:
+                return facts
+        keep = [f for f in facts if idx not in deps.get(f[0], ())]
         return facts if len(keep) == len(facts) else frozenset(keep)
 
     def _branch(self, inst: Instruction, facts: Facts):
-        """Yields ``(taken: bool, facts)`` for a guarded instruction."""
+        """Yields ``(taken: bool, facts)`` for each feasible outcome of ``inst``'s guard."""
         g = inst.guard
-        decided, fact, deps = self.oracle.evaluate(inst, g.reg, g.negated)
-        if decided is not None:
-            yield decided, facts
+        v = self.oracle.value(inst, g.reg)
+        t = self.oracle.truth(v, facts)
+        if t is not None:
+            yield (t != g.negated), facts
             return
-        key, want = fact
-        if (key, want) in facts:
-            yield True, facts
-        elif (key, not want) in facts:
-            yield False, facts
-        else:
-            yield True, self._add_fact(facts, key, want, deps)
-            yield False, self._add_fact(facts, key, not want, deps)
+        for outcome in (True, False):
+            f = self.oracle.assume(v, outcome != g.negated, facts)
+            if f is not None:
+                yield outcome, f
 
     def run(self) -> list[ExitState]:
         """Simulate; returns the states reaching EXIT.  Raises BudgetExceeded."""

@@ -23,6 +23,8 @@ def is_cta_barrier(inst: Instruction) -> bool:
         parts = inst.parts
         if len(parts) > 1 and parts[1] == "cluster":
             return "wait" in parts
+        if len(parts) > 1 and parts[1] == "warp":
+            return False  # bar.warp.sync: one warp only
         return "arrive" not in parts
     return False
 
@@ -38,9 +40,12 @@ def is_sync(inst: Instruction) -> bool:
 
 
 def is_handover(inst: Instruction) -> bool:
-    """A point where this thread hands data to others: an mbarrier arrive, any bar/barrier (arrive or sync)."""
+    """An explicit signal to other threads that this thread is done with something: ``mbarrier.arrive*`` and
+    ``bar.arrive``/``barrier.arrive`` (producer-side arrives).  Full barriers (``bar.sync``) are not counted:
+    compilers place them between a tcgen05.ld and its wait for unrelated shared-memory reuse (Triton), and they
+    do not by themselves release TMEM to a writer."""
     if inst.op in ("bar", "barrier"):
-        return True
+        return "arrive" in inst.parts and "cluster" not in inst.parts
     return inst.op == "mbarrier" and len(inst.parts) > 1 and inst.parts[1].startswith("arrive")
 
 

@@ -119,38 +119,151 @@ def thread_model(fn: Function, va: ValueAnalysis) -> ThreadModel:
 
 
 class GuardOracle:
-    """Evaluates a predicate register at an instruction for one warp class: a decided bool, or a fact key."""
+    """Evaluates predicates for one warp class against a path's facts.
+
+    Predicate values (``ValueAnalysis``) are constants, thread predicates (decided by the class, or lane-varying),
+    ``pnot``/``pand``/``por`` combinations, or opaque comparisons.  ``truth`` says what the facts imply;
+    ``assume`` adds what a branch outcome implies (a false ``por`` makes both operands false, a true ``pand``
+    both true), or returns None when the outcome contradicts the facts (an infeasible path)."""
 
     def __init__(self, va: ValueAnalysis, klass: WarpClass):
         self.va = va
         self.klass = klass
-        self._deps: dict = {}
+        self.deps: dict = {}
 
-    def evaluate(self, inst: Instruction, reg: Reg, negated: bool = False):
-        """``(decided, key, deps)``: ``decided`` is True/False when the predicate is known for this class (then
-        ``key`` is None); otherwise ``key`` is the canonical fact key of the predicate *as written with
-        ``negated``* and ``decided`` is the polarity that makes the predicate true, so the caller forks into
-        ``key=decided`` (predicate true) and ``key=not decided`` (false).  ``deps`` are the instruction indices
-        whose re-execution invalidates the key."""
+    def value(self, inst: Instruction, reg: Reg):
+        """The predicate value of ``reg`` at ``inst`` (a ``("phi", …)`` key when definitions disagree)."""
         v = self.va.reg_value(inst, reg)
         if v is TOP:
             reach = self.va.reach.get((inst.index, reg.name), ())
             key = ("phi", reg.name, reach)
-            return None, (key, not negated), frozenset(reach)
-        if v[0] == "c":
-            val = v[1] != 0
-            return (val != negated), None, frozenset()
+            self.deps.setdefault(key, frozenset(reach))
+            return key
+        return v
+
+    def _key(self, v):
         key, pol = normalize(v)
-        if key[0] == "tid":
+        if key not in self.deps:
+            self.deps[key] = frozenset(_dep_index(d) for d in opaque_deps(key))
+        return key, pol
+
+    def truth(self, v, facts: frozenset) -> bool | None:
+        """True/False when the class or the facts decide predicate ``v``, else None."""
+        tag = v[0]
+        if tag == "c":
+            return v[1] != 0
+        if tag == "pnot":
+            t = self.truth(v[1], facts)
+            return None if t is None else not t
+        if tag in ("por", "pand"):
+            a = self.truth(v[1], facts)
+            b = self.truth(v[2], facts)
+            if tag == "por":
+                if a is True or b is True:
+                    return True
+                if a is False and b is False:
+                    return False
+            else:
+                if a is False or b is False:
+                    return False
+                if a is True and b is True:
+                    return True
+        key, pol = self._key(v)
+        if key[0] == "tid" and key[1] != ("elect",):
             d = self.klass.decide(key[1])
             if d is not None:
-                return ((d == pol) != negated), None, frozenset()
-            # lane-varying inside this class: a per-thread fact
-        deps = self._deps.get(key)
-        if deps is None:
-            deps = frozenset(_dep_index(d) for d in opaque_deps(key))
-            self._deps[key] = deps
-        return None, (key, pol != negated), deps
+                return d == pol
+        if (key, True) in facts:
+            return pol
+        if (key, False) in facts:
+            return not pol
+        if key[0] == "cmp" and facts:
+            t = _interval_truth(key, facts)
+            if t is not None:
+                return t == pol
+        return None
+
+    def assume(self, v, want: bool, facts: frozenset) -> frozenset | None:
+        """``facts`` plus what ``v == want`` implies, or None when that contradicts them."""
+        t = self.truth(v, facts)
+        if t is not None:
+            return facts if t == want else None
+        tag = v[0]
+        if tag == "pnot":
+            return self.assume(v[1], not want, facts)
+        if (tag == "por" and not want) or (tag == "pand" and want):
+            f = self.assume(v[1], want, facts)
+            return None if f is None else self.assume(v[2], want, f)
+        key, pol = self._key(v)
+        return facts | {(key, want == pol)}
+
+    def evaluate(self, inst: Instruction, reg: Reg, negated: bool = False):
+        """Compatibility helper: ``(decided, (key, want), deps)`` for a guard without facts (see ``truth``)."""
+        v = self.value(inst, reg)
+        t = self.truth(v, frozenset())
+        if t is not None:
+            return (t != negated), None, frozenset()
+        key, pol = self._key(v)
+        return None, (key, pol != negated), self.deps.get(key, frozenset())
+
+
+_SIGNED = {"lt", "le", "eq"}
+
+
+def _linear(v) -> tuple[object, int]:
+    """``(base, c)`` with ``v == base + c`` for ``("op", "add"|"sub", base, ("c", c))`` chains."""
+    c = 0
+    while isinstance(v, tuple) and v[0] == "op" and v[1] in ("add", "sub") and len(v) == 4 and v[3][0] == "c":
+        c += v[3][1] if v[1] == "add" else -v[3][1]
+        v = v[2]
+    return v, c
+
+
+def _bound(key) -> tuple[object, str, int] | None:
+    """``(base, op, k)`` for a comparison key ``base + c op k0`` (op in lt/le/eq), with k = k0 - c."""
+    if key[0] != "cmp" or key[1] not in _SIGNED or not isinstance(key[3], tuple) or key[3][0] != "c":
+        return None
+    base, c = _linear(key[2])
+    return base, key[1], key[3][1] - c
+
+
+def _interval_truth(key, facts) -> bool | None:
+    """Decide ``key`` from the facts about the same linear base (signed interval reasoning)."""
+    q = _bound(key)
+    if q is None:
+        return None
+    base, op, k = q
+    lo, hi = -(1 << 64), 1 << 64
+    found = False
+    for fkey, val in facts:
+        b = _bound(fkey)
+        if b is None or b[0] != base:
+            continue
+        found = True
+        _, fop, fk = b
+        if fop == "lt":
+            if val:
+                hi = min(hi, fk - 1)
+            else:
+                lo = max(lo, fk)
+        elif fop == "le":
+            if val:
+                hi = min(hi, fk)
+            else:
+                lo = max(lo, fk + 1)
+        elif fop == "eq" and val:
+            lo, hi = max(lo, fk), min(hi, fk)
+    if not found or lo > hi:
+        return None
+    if op == "lt":
+        return True if hi < k else (False if lo >= k else None)
+    if op == "le":
+        return True if hi <= k else (False if lo > k else None)
+    if op == "eq":
+        if lo == hi == k:
+            return True
+        return False if (k < lo or k > hi) else None
+    return None
 
 
 def _dep_index(d) -> int:

@@ -328,7 +328,9 @@ class ValueAnalysis:
             if val is None:
                 val = v
             elif v != val:
-                return TOP
+                val = _join(val, v)
+                if val is TOP:
+                    return TOP
         return val if val is not None else TOP
 
     def value(self, inst: Instruction, o):
@@ -483,6 +485,16 @@ class ValueAnalysis:
             if not args:
                 return None
             return args[-1] if op != "mov" else args[0]
+        if "pred" in inst.parts and op in ("and", "or", "xor", "not"):
+            if op == "not":
+                return _pnot(args[0]) if args and args[0] is not TOP else None
+            if len(args) < 2 or TOP in args:
+                return None
+            if op == "and":
+                return ("pand", args[0], args[1])
+            if op == "or":
+                return ("por", args[0], args[1])
+            return None
         if op in _ARITH:
             if len(args) < 2:
                 return None
@@ -535,6 +547,16 @@ class ValueAnalysis:
         if op == "elect":
             return ("tid", ("elect",))
         return None
+
+
+def _join(a, b):
+    """Join of two different values: TMEM addresses of one allocation stay TMEM addresses (offsets that
+    disagree become unknown); anything else is TOP."""
+    if a is not TOP and b is not TOP and a[0] == "tmem" and b[0] == "tmem" and a[1] == b[1]:
+        return ("tmem", a[1], a[2] if a[2] == b[2] else None, a[3] if a[3] == b[3] else None)
+    if a is not TOP and b is not TOP and a[0] in ("sym", "symx") and b[0] in ("sym", "symx") and a[1] == b[1]:
+        return ("symx", a[1])
+    return TOP
 
 
 def _special(name: str):

@@ -68,3 +68,341 @@ def ld_used_before_wait(ctx):
         ctx.report("TM301", insts[use],
                    f"reads a destination register of the tcgen05.ld at line {insts[ld].span.line} before "
                    f"tcgen05.wait::ld", [(insts[ld], "tcgen05.ld issued here")])
+
+
+# ---- pending asynchronous tcgen05.ld / tcgen05.st (TM302, TM303) ----------------------------------------------
+
+def _guard_key(ctx, inst):
+    """Canonical key of ``inst``'s guard (same key: same condition), or None when unguarded."""
+    from tmemlint.analysis.threads import normalize
+    from tmemlint.analysis.values import TOP
+
+    if inst.guard is None:
+        return None
+    v = ctx.values.reg_value(inst, inst.guard.reg)
+    if v is TOP:
+        return ("reg", inst.guard.reg.name, inst.guard.negated)
+    key, pol = normalize(v)
+    return (key, pol != inst.guard.negated)
+
+
+def _columns(ctx, inst, k, width):
+    """``(slot, lo, hi)`` columns of TMEM operand ``k`` of ``inst``, or None when not constant."""
+    from tmemlint.analysis.values import TOP
+
+    if k >= len(inst.operands) or width is None:
+        return None
+    v = ctx.values.value(inst, inst.operands[k])
+    if v is TOP or v[0] != "tmem" or v[2] is None:
+        return None
+    return (v[1], v[2], v[2] + width)
+
+
+def _slot(ctx, inst, k):
+    """The allocation slot of TMEM operand ``k`` of ``inst`` (offset known or not), or None."""
+    from tmemlint.analysis.values import TOP
+
+    if k >= len(inst.operands):
+        return None
+    v = ctx.values.value(inst, inst.operands[k])
+    return v[1] if v is not TOP and v[0] == "tmem" else None
+
+
+def _mma_regions(ctx, inst):
+    """``[(slot, lo, hi)]`` TMEM columns a tcgen05.mma reads or writes (D from a constant idesc; other
+    bracketed operands: A 8 columns, scale factors 4)."""
+    from tmemlint.analysis.idesc import decode_idesc, mma_kind
+    from tmemlint.analysis.sync import tmem_operand_indices
+    from tmemlint.analysis.values import TOP
+
+    va = ctx.values
+    out = []
+    ks = tmem_operand_indices(inst)
+    idesc_k = 4 if inst.has("sp") else 3
+    n = None
+    if idesc_k < len(inst.operands):
+        iv = va.value(inst, inst.operands[idesc_k])
+        if iv is not TOP and iv[0] == "c":
+            n = decode_idesc(iv[1], mma_kind(inst)).n or None
+    for k in ks:
+        width = n if k == 0 else (8 if k == 1 else 4)
+        r = _columns(ctx, inst, k, width)
+        if r is not None:
+            out.append(r)
+    return out
+
+
+def _overlap(a, b) -> bool:
+    return a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
+
+
+def _tmem_writes(ctx, inst):
+    """Column ranges written by an mma/st/cp/shift (for TM302)."""
+    from tmemlint.analysis.idesc import cp_columns, ld_st_columns
+
+    fam = inst.family
+    if fam == "tcgen05.mma":
+        return _mma_regions(ctx, inst)[:1]
+    if fam == "tcgen05.st":
+        r = _columns(ctx, inst, 0, ld_st_columns(inst))
+        return [r] if r else []
+    if fam == "tcgen05.cp":
+        r = _columns(ctx, inst, 0, cp_columns(inst))
+        return [r] if r else []
+    if fam == "tcgen05.shift":
+        r = _columns(ctx, inst, 0, 8)
+        return [r] if r else []
+    return []
+
+
+def _pending_dataflow(ctx, kind: str):
+    """Forward may-dataflow of unwaited tcgen05.ld (``kind="ld"``) or tcgen05.st (``"st"``) per thread.
+
+    A pending operation leaves the set at an unguarded ``tcgen05.wait::<kind>`` (a guarded one clears those
+    issued under the same condition) and, for ld, when one of its destination registers is read: the register
+    dependency orders the read after the load's completion (PTX ISA §9.7.16.6.4.5).  Yields
+    ``(instruction, pending op, what)`` hazards."""
+    from tmemlint.analysis.idesc import ld_st_columns
+    from tmemlint.analysis.sync import is_handover
+
+    fn = ctx.function
+    cfg = ctx.cfg
+    fam_op = f"tcgen05.{kind}"
+    wait = f"tcgen05.wait::{kind}"
+    ops = [i for i in fn.instructions if i.family == fam_op]
+    if not ops:
+        return []
+    info = {}
+    for i in ops:
+        k = 1 if kind == "ld" else 0
+        info[i.index] = (_columns(ctx, i, k, ld_st_columns(i)), _guard_key(ctx, i),
+                         {r.name for r in defined_regs(i)} if kind == "ld" else set())
+    blocks = cfg.blocks
+    order = [n for n in cfg.reverse_postorder() if n in blocks]
+    preds = {n: [p for p in cfg.graph.predecessors(n) if p in blocks] for n in order}
+    out_state = {n: frozenset() for n in order}
+    hazards: dict = {}
+
+    def step(pending: set, inst, record: bool):
+        fam = inst.family
+        if fam == wait:
+            if inst.guard is None:
+                pending.clear()
+            else:
+                g = _guard_key(ctx, inst)
+                for p in [p for p in pending if info[p][1] == g]:
+                    pending.discard(p)
+            return
+        if not pending:
+            if fam == fam_op:
+                pending.add(inst.index)
+            return
+        if kind == "ld":
+            used = {r.name for r in used_regs(inst)}
+            if used:
+                for p in [p for p in pending if info[p][2] & used]:
+                    pending.discard(p)
+        if record and pending:
+            what = None
+            if fam == "tcgen05.dealloc":
+                slot = ctx.sites.freed_slot.get(inst.index)
+                hit = [p for p in pending if info[p][0] is None or slot is None or info[p][0][0] == slot]
+                what = ("dealloc", hit)
+            elif is_handover(inst):
+                what = ("handover", list(pending))
+            elif kind == "ld" and fam in ("tcgen05.mma", "tcgen05.st", "tcgen05.cp", "tcgen05.shift"):
+                w = _tmem_writes(ctx, inst)
+                hit = [p for p in pending if info[p][0] is not None and any(_overlap(info[p][0], r) for r in w)]
+                what = ("overwrite", hit)
+            elif kind == "st" and fam in ("tcgen05.mma", "tcgen05.ld"):
+                regs = _mma_regions(ctx, inst) if fam == "tcgen05.mma" else \
+                    [r for r in [_columns(ctx, inst, 1, ld_st_columns(inst))] if r]
+                hit = [p for p in pending if info[p][0] is not None and any(_overlap(info[p][0], r) for r in regs)]
+                what = ("access", hit)
+            if what and what[1]:
+                hazards.setdefault(inst.index, (what[0], min(what[1])))
+        if fam == fam_op:
+            pending.add(inst.index)
+
+    changed = True
+    while changed:
+        changed = False
+        for n in order:
+            cur = set().union(*(out_state[p] for p in preds[n])) if preds[n] else set()
+            for inst in blocks[n].instructions:
+                step(cur, inst, False)
+            fz = frozenset(cur)
+            if fz != out_state[n]:
+                out_state[n] = fz
+                changed = True
+    for n in order:
+        cur = set().union(*(out_state[p] for p in preds[n])) if preds[n] else set()
+        for inst in blocks[n].instructions:
+            step(cur, inst, True)
+    insts = fn.instructions
+    return [(insts[i], insts[p], what) for i, (what, p) in sorted(hazards.items())]
+
+
+@rule("TM302", "tmem-reuse-before-wait-ld", "error",
+      "TMEM read by tcgen05.ld then overwritten, handed over or freed with no tcgen05.wait::ld in between")
+def tmem_reuse_before_wait_ld(ctx):
+    """PTX ISA §9.7.16.6 (reference §3): tcgen05.ld is asynchronous; until tcgen05.wait::ld (or a use of its
+    registers) the cells may still be read, so an MMA/st/cp writing them, a hand-over to other threads, or a
+    dealloc races with the load (write-after-read)."""
+    for inst, ld, what in _pending_dataflow(ctx, "ld"):
+        text = {"overwrite": f"{inst.family} overwrites TMEM columns that the tcgen05.ld at line {ld.span.line} "
+                             f"may still be reading",
+                "handover": f"{inst.opcode} hands over to other threads while the tcgen05.ld at line "
+                            f"{ld.span.line} may still be reading TMEM",
+                "dealloc": f"tcgen05.dealloc frees columns that the tcgen05.ld at line {ld.span.line} may still "
+                           f"be reading"}[what]
+        ctx.report("TM302", inst, text + " (no tcgen05.wait::ld in between)", [(ld, "tcgen05.ld issued here")])
+
+
+@rule("TM303", "st-not-waited", "error",
+      "tcgen05.st followed by an mma or ld of the same cells, a hand-over, or a dealloc, with no tcgen05.wait::st")
+def st_not_waited(ctx):
+    """PTX ISA §9.7.16.6 (reference §3): tcgen05.st is asynchronous; readers of the cells (an MMA, a
+    tcgen05.ld), other threads and dealloc must be ordered after tcgen05.wait::st."""
+    for inst, st, what in _pending_dataflow(ctx, "st"):
+        text = {"access": f"{inst.family} reads TMEM columns that the tcgen05.st at line {st.span.line} may "
+                          f"still be writing",
+                "handover": f"{inst.opcode} hands over to other threads while the tcgen05.st at line "
+                            f"{st.span.line} may still be writing TMEM",
+                "dealloc": f"tcgen05.dealloc frees columns that the tcgen05.st at line {st.span.line} may still be "
+                           f"writing"}[what]
+        ctx.report("TM303", inst, text + " (no tcgen05.wait::st in between)", [(st, "tcgen05.st issued here")])
+
+
+@rule("TM304", "accumulator-read-before-complete", "error",
+      "tcgen05.ld of columns written by tcgen05.mma/cp with no completion (commit + mbarrier wait) between")
+def accumulator_read_before_complete(ctx):
+    """PTX ISA §9.7.16.6 (reference §3, canonical pattern "mma result → ld"): MMA and cp are asynchronous; their
+    results may be read only after tcgen05.commit's mbarrier completes and the reader waits on it.  Reported when
+    the ld can follow the MMA (or cp) and no mbarrier wait lies on any path between them: a wait skipped only
+    under a condition correlated with the MMA's own (pipelined loops) is not reported."""
+    from tmemlint.analysis.idesc import ld_st_columns
+    from tmemlint.analysis.sync import is_mbarrier_wait
+
+    fn = ctx.function
+    lds = [i for i in fn.instructions if i.family == "tcgen05.ld"]
+    writers = [i for i in fn.instructions if i.family in ("tcgen05.mma", "tcgen05.cp")]
+    if not lds or not writers:
+        return
+    from tmemlint.analysis.control import can_reach
+
+    regions = {w.index: (_mma_regions(ctx, w)[:1] if w.family == "tcgen05.mma" else
+                         [r for r in [_columns(ctx, w, 0, 8)] if r]) for w in writers}
+    waits = [i for i in fn.instructions if is_mbarrier_wait(i)]
+    hits: dict = {}
+    for ld in lds:
+        mine = _columns(ctx, ld, 1, ld_st_columns(ld))
+        slot = _slot(ctx, ld, 1)
+        if slot is None:
+            continue
+        for w in writers:
+            if not any((_overlap(mine, r) if mine is not None else r[0] == slot) for r in regions[w.index]):
+                continue
+            if not can_reach(ctx, w, ld):
+                continue
+            if any(can_reach(ctx, w, x) and can_reach(ctx, x, ld) for x in waits):
+                continue
+            hits[ld.index] = w.index
+            break
+    insts = fn.instructions
+    for i, w in sorted(hits.items()):
+        ctx.report("TM304", insts[i], f"tcgen05.ld reads columns written by the {insts[w].family} at line "
+                                      f"{insts[w].span.line} with no mbarrier wait on any path in between: the "
+                                      f"asynchronous result may not be complete (commit to an mbarrier and wait on it)",
+                   [(insts[w], "written here")])
+
+
+@rule("TM305", "dealloc-unsynchronized", "error",
+      "dealloc with no synchronization after other warps' last tcgen05 access of the allocation")
+def dealloc_unsynchronized(ctx):
+    """PTX ISA §9.7.16.6 (reference §2.1 "Dealloc readiness", §3): before dealloc every other warp's tcgen05
+    access must be ordered before it: tcgen05.fence::before_thread_sync → barrier (or mbarrier wait) →
+    dealloc."""
+    from tmemlint.analysis.sync import is_sync, tmem_operand_indices
+
+    sites = ctx.sites
+    if not sites.deallocs:
+        return
+    accessors: dict = {}
+
+    def access(inst):
+        return inst.op == "tcgen05" and inst.family != "tcgen05.dealloc" and bool(tmem_operand_indices(inst))
+
+    hits: dict = {}
+
+    def observe(klass, unsynced, inst, facts):
+        if access(inst):
+            accessors.setdefault(inst.index, set()).add(id(klass))
+        if inst.family == "tcgen05.dealloc" and unsynced:
+            hits.setdefault(inst.index, set()).add(id(klass))
+
+    from tmemlint.analysis.sync import is_mbarrier_wait
+    from tmemlint.analysis.values import TOP
+    from tmemlint.ir import Address
+
+    va = ctx.values
+
+    def mbar(inst, k):
+        o = inst.operands[k] if k < len(inst.operands) else None
+        return va.value(inst, o) if type(o) is Address else TOP
+
+    committed = {mbar(i, 0) for i in ctx.function.instructions if i.family == "tcgen05.commit"}
+    arrived = {mbar(i, 1) for i in ctx.function.instructions
+               if i.op == "mbarrier" and len(i.parts) > 1 and i.parts[1].startswith("arrive")}
+
+    def orders_other_threads(inst) -> bool:
+        if not is_mbarrier_wait(inst):
+            return is_sync(inst)
+        v = mbar(inst, 1)
+        # a wait on a barrier that only tcgen05.commit arrives on orders the MMA, not other warps' accesses
+        return v is TOP or v[0] == "opq" or v in arrived or v not in committed
+
+    def transfer(unsynced, inst):
+        if orders_other_threads(inst):
+            return False
+        if access(inst):
+            return True
+        return unsynced
+
+    runs = ctx.simulate(transfer, True, observe)
+    classes = {id(k): k for k, _ in runs}
+    insts = ctx.function.instructions
+    for d, who in sorted(hits.items()):
+        others = {c for s in accessors.values() for c in s if c not in who}
+        multi = any(classes[c].min_warps > 1 for s in accessors.values() for c in s)
+        if not others and not multi:
+            continue
+        ctx.report("TM305", insts[d], "tcgen05.dealloc is not preceded by a barrier or mbarrier wait after the "
+                                      "last tcgen05 access on some path, while other warps access this TMEM: they "
+                                      "may still be using the columns")
+
+
+@rule("TM306", "missing-tcgen05-fence", "info",
+      "synchronization between tcgen05 operations without tcgen05.fence::before/after_thread_sync",
+      enabled=False)
+def missing_tcgen05_fence(ctx):
+    """PTX ISA §9.7.16.6.4 (reference §3): the canonical patterns place tcgen05.fence::before_thread_sync before
+    and tcgen05.fence::after_thread_sync after a thread synchronization that orders tcgen05 operations.
+    Triton, CuTe DSL and CUTLASS output omit them, so this rule is opt-in."""
+    from tmemlint.analysis.sync import ASYNC_TCGEN05, is_sync
+
+    for blk in ctx.cfg.blocks.values():
+        since_async = None
+        fenced = False
+        for inst in blk.instructions:
+            fam = inst.family
+            if fam in ASYNC_TCGEN05:
+                since_async = inst
+                fenced = False
+            elif fam == "tcgen05.fence::before_thread_sync":
+                fenced = True
+            elif is_sync(inst) and since_async is not None:
+                if not fenced:
+                    ctx.report("TM306", inst, f"synchronization after the {since_async.family} at line "
+                                              f"{since_async.span.line} without tcgen05.fence::before_thread_sync")
+                since_async = None

@@ -356,12 +356,12 @@ def flatten_body(fn: Function, statements: list) -> None:
             local = dict(renames)
             for s in stmts:
                 if isinstance(s, _Decl):
+                    is_reg = _decl_space(s.quals)[0] == "reg"
                     for name, count, _e, _t in s.items:
-                        if count is None:
-                            local[name] = f"{name}@{sid}"
-                        else:
-                            for k in range(count):
-                                local[f"{name}{k}"] = f"{name}{k}@{sid}"
+                        names = [name] if count is None else [f"{name}{k}" for k in range(count)]
+                        for nm in names:
+                            # a register declared without '%' is written as a bare name: mark it with '%%'
+                            local[nm] = (f"%%{nm}@{sid}" if is_reg and not nm.startswith("%") else f"{nm}@{sid}")
                 elif isinstance(s, Label):
                     local[s.name] = f"{s.name}@{sid}"
         for s in stmts:
@@ -374,6 +374,7 @@ def flatten_body(fn: Function, statements: list) -> None:
                 pending_label[0] = None
             elif isinstance(s, Label):
                 name = local.get(s.name, s.name)
+                name = name[2:] if name.startswith("%%") else name
                 fn.labels[name] = len(insts)
                 fn.label_spans[name] = s.span
                 pending_label[0] = name
@@ -397,9 +398,11 @@ def _rename_operand(o, m: dict[str, str]):
     t = type(o)
     if t is Reg:
         n = m.get(o.name)
-        return Reg(n) if n else o
+        return Reg(n[2:] if n.startswith("%%") else n) if n else o
     if t is Sym:
         n = m.get(o.name)
+        if n and n.startswith("%%"):
+            return Reg(n[2:])
         return Sym(n, o.offset) if n else o
     if t is Address:
         return Address(_rename_operand(o.base, m) if o.base is not None else None, o.offset,
@@ -419,7 +422,8 @@ def _rename(inst: Instruction, m: dict[str, str]) -> Instruction:
     ops = tuple(_rename_operand(o, m) for o in inst.operands)
     guard = inst.guard
     if guard is not None and guard.reg.name in m:
-        guard = Guard(Reg(m[guard.reg.name]), guard.negated)
+        n = m[guard.reg.name]
+        guard = Guard(Reg(n[2:] if n.startswith("%%") else n), guard.negated)
     inst.operands = ops
     inst.guard = guard
     return inst
