@@ -171,3 +171,30 @@ def test_server_without_pygls_says_how_to_install(monkeypatch):
     assert r.exit_code == 2
     assert r.stderr == ("tmemlint: the language server needs pygls (No module named 'pygls'); install it with: "
                         "pip install 'tmemlint[server]'\n")
+
+
+def test_a_dead_worker_does_not_lose_files(monkeypatch):
+    """A pool whose worker died mid-run: the remaining files are linted in-process, in order."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    from tmemlint import cli
+
+    class DyingPool:
+        def __init__(self, max_workers):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def map(self, fn, tasks, chunksize=1):
+            yield fn(tasks[0])
+            raise BrokenProcessPool("worker died")
+
+    monkeypatch.setattr(cli, "ProcessPoolExecutor", DyingPool)
+    files = sorted((FIXTURES / "nvcc").glob("tm10[12]_*.ptx"))
+    res = lint_tasks([(str(p), p.name, Options()) for p in files], 2)
+    assert [r.path for r in res] == [p.name for p in files]
+    assert [r.unreadable for r in res] == [None] * len(files)

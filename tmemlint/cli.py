@@ -12,6 +12,7 @@ import os
 import sys
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from enum import Enum
 from typing import Callable, Iterable, List, Optional, Sequence
 
@@ -22,12 +23,11 @@ from tmemlint.checks.registry import RULES, load_all, resolve_prefix
 from tmemlint.config import ConfigError, Overrides, Settings, split_selectors
 from tmemlint.engine import FileResult, Options, expand_paths, lint_bytes, lint_file
 from tmemlint.findings import Finding, Severity
-from tmemlint.plan.command import plan_command
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Static checker for NVIDIA Blackwell Tensor Memory (tcgen05) in PTX.")
 
-SUBCOMMANDS = {"check", "plan", "rules", "rule", "server", "--help", "-h", "--version"}
+SUBCOMMANDS = {"check", "rules", "rule", "server", "--help", "-h", "--version"}
 STDIN_DISPLAY = "<stdin>"
 PROGRESS_MIN_FILES = 20
 
@@ -68,7 +68,8 @@ def _lint_task(task: tuple[str, str, Options]) -> FileResult:
 def lint_tasks(tasks: Sequence[tuple[str, str, Options]], jobs: int,
                on_done: Callable[[], None] | None = None) -> list[FileResult]:
     """Lint ``(path, display, options)`` tasks with up to ``jobs`` processes; results in task order (so the
-    output does not depend on ``jobs``).  ``on_done`` is called once per finished file (for a progress bar)."""
+    output does not depend on ``jobs``).  ``on_done`` is called once per finished file (for a progress bar).
+    When a worker process dies, the files not yet done are linted in this process."""
     results: list[FileResult] = []
     if jobs <= 1 or len(tasks) <= 1:
         for t in tasks:
@@ -76,9 +77,15 @@ def lint_tasks(tasks: Sequence[tuple[str, str, Options]], jobs: int,
             if on_done:
                 on_done()
         return results
-    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
-        for res in pool.map(_lint_task, tasks, chunksize=1):
-            results.append(res)
+    try:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
+            for res in pool.map(_lint_task, tasks, chunksize=1):
+                results.append(res)
+                if on_done:
+                    on_done()
+    except BrokenProcessPool:  # a worker died (killed, out of memory): finish in this process
+        for t in tasks[len(results):]:
+            results.append(_lint_task(t))
             if on_done:
                 on_done()
     return results
@@ -288,7 +295,6 @@ def server_cmd():
     serve()
 
 
-app.command("plan")(plan_command)  # tmemlint plan FILE: the TMEM resource report (tmemlint/plan/)
 
 
 def _version_callback(value: bool):

@@ -131,14 +131,17 @@ def create_server() -> TmemlintServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: TmemlintServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        """Lint a document when the editor opens it."""
         ls.lint(params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: TmemlintServer, params: lsp.DidChangeTextDocumentParams) -> None:
+        """Lint the document's new full text."""
         ls.lint(params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: TmemlintServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        """Lint a saved document; a saved configuration file reloads the settings."""
         if os.path.basename(uri_to_path(params.text_document.uri)) in CONFIG_NAMES:
             ls.reload_settings()
             return
@@ -146,6 +149,7 @@ def create_server() -> TmemlintServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: TmemlintServer, params: lsp.DidCloseTextDocumentParams) -> None:
+        """Clear the diagnostics of a closed document."""
         ls.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
 
