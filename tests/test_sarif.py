@@ -123,7 +123,7 @@ def test_related_locations_code_flows_and_levels(validator, tmp_path, monkeypatc
 
 def test_examples_validate(validator, monkeypatch):
     monkeypatch.chdir(EXAMPLES.parent)
-    r = run("examples/")
+    r = run("examples/gemm_blockscaled_good.ptx", "examples/gemm_leak_bad.ptx")
     assert r.exit_code == 1
     log = valid(validator, json.loads(r.stdout))
     res = log["runs"][0]["results"]
@@ -162,7 +162,7 @@ def test_results_are_capped_with_a_notification(validator):
                 "per run)"}}]
     assert run_["invocations"][0]["executionSuccessful"] is True
     big = [Finding("k.ptx", 1, 1, 1, 2, "TM102", "invalid-ncols", Severity.ERROR, "m")] * (MAX_RESULTS + 3)
-    run_ = sarif_log(big)["runs"][0]
+    run_ = valid(validator, sarif_log(big))["runs"][0]
     assert MAX_RESULTS == 25_000 and len(run_["results"]) == 25_000
     assert run_["invocations"][0]["toolExecutionNotifications"][0]["message"]["text"].startswith("25003 results;")
 
