@@ -111,7 +111,7 @@ def _slot(ctx, inst, k):
 def _mma_regions(ctx, inst):
     """``[(slot, lo, hi)]`` TMEM columns a tcgen05.mma reads or writes (D from a constant idesc; other
     bracketed operands: A 8 columns, scale factors 4)."""
-    from tmemlint.analysis.idesc import decode_idesc, mma_kind
+    from tmemlint.analysis.idesc import A_TMEM_COLUMNS, SCALE_COLUMNS, decode_idesc, mma_kind
     from tmemlint.analysis.sync import tmem_operand_indices
     from tmemlint.analysis.values import TOP
 
@@ -125,7 +125,7 @@ def _mma_regions(ctx, inst):
         if iv is not TOP and iv[0] == "c":
             n = decode_idesc(iv[1], mma_kind(inst)).n or None
     for k in ks:
-        width = n if k == 0 else (8 if k == 1 else 4)
+        width = n if k == 0 else (A_TMEM_COLUMNS if k == 1 else SCALE_COLUMNS)
         r = _columns(ctx, inst, k, width)
         if r is not None:
             out.append(r)

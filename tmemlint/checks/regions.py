@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from tmemlint.analysis.idesc import cp_columns, decode_idesc, mma_kind
+from tmemlint.analysis.idesc import A_TMEM_COLUMNS, SCALE_COLUMNS, cp_columns, decode_idesc, mma_kind
 from tmemlint.analysis.values import TOP
 from tmemlint.checks.registry import rule
-
-#: Columns assumed for one block-scale operand: CUTLASS loads scale factors with tcgen05.cp .32x128b.warpx4,
-#: 4 columns (reference §2.5 "Scale factors").
-SCALE_COLUMNS = 4
 
 
 def _tmem(va, inst, k):
@@ -79,3 +75,98 @@ def scale_accumulator_overlap(ctx):
                    f"block-scale operand ({names}) lies inside this MMA's accumulator columns [{lo}, {hi}) "
                    f"(N={desc.n} from instruction descriptor {iv[1]:#010x}): the MMA overwrites its own scale "
                    f"factors", related)
+
+
+def _slot_ncols(ctx, slot) -> int | None:
+    ns = {ctx.sites.ncols.get(a.index) for a in ctx.sites.allocs_of_slot(slot)}
+    return ns.pop() if len(ns) == 1 and None not in ns else None
+
+
+def operand_footprints(ctx, inst):
+    """``[(operand index, what, slot, col, lanes_from, columns)]`` for the TMEM operands of ``inst`` whose column
+    offset is constant: D of an MMA from its constant idesc (``accumulator_footprint``, PTX ISA §9.7.16.10.5),
+    A in TMEM (8 columns), tcgen05.ld/st from the shape (Table 47/48), tcgen05.cp from the shape (§9.7.16.8.1).
+    Scale-factor operands are left out: their address carries a byte selector in bits 30-31."""
+    from tmemlint.analysis.idesc import accumulator_footprint, ld_st_columns
+    from tmemlint.analysis.sync import cta_group
+
+    va = ctx.values
+    fam = inst.family
+    out = []
+
+    def tm(k):
+        v = _tmem(va, inst, k)
+        return v
+
+    if fam == "tcgen05.mma":
+        di, ii = 0, (4 if inst.has("sp") else 3)
+        d = tm(di)
+        if d is not None and ii < len(inst.operands):
+            iv = va.value(inst, inst.operands[ii])
+            if iv is not TOP and iv[0] == "c":
+                desc = decode_idesc(iv[1], mma_kind(inst))
+                if desc.n:
+                    _lanes, cols = accumulator_footprint(desc, cta_group(inst) or 1, inst.has("ws"))
+                    out.append((di, "accumulator", d[1], d[2], d[3], cols))
+        if len(inst.operands) > 1:
+            a = tm(1)
+            if a is not None:
+                out.append((1, "A operand", a[1], a[2], a[3], A_TMEM_COLUMNS))
+    elif fam in ("tcgen05.ld", "tcgen05.st"):
+        k = 1 if fam == "tcgen05.ld" else 0
+        v = tm(k)
+        w = ld_st_columns(inst)
+        if v is not None and w:
+            out.append((k, "access", v[1], v[2], v[3], w))
+    elif fam == "tcgen05.cp":
+        v = tm(0)
+        w = cp_columns(inst)
+        if v is not None and w:
+            out.append((0, "copy destination", v[1], v[2], v[3], w))
+    return out
+
+
+@rule("TM402", "region-out-of-bounds", "error",
+      "an operand footprint that extends past the end of its allocation or past column 512")
+def region_out_of_bounds(ctx):
+    """PTX ISA §9.7.16.2 and the footprint tables (§9.7.16.8, §9.7.16.10.5; reference §2.2, §2.3, §2.6): the
+    columns an operand covers, from its constant address and its shape or instruction descriptor, must lie inside
+    the allocation ([base, base+nCols)) and inside the 512 columns of TMEM."""
+    for inst in ctx.function.instructions:
+        if inst.op != "tcgen05":
+            continue
+        for _k, what, slot, col, _lane, width in operand_footprints(ctx, inst):
+            end = col + width
+            n = _slot_ncols(ctx, slot)
+            limit, where = (n, f"its {n}-column allocation") if n is not None else (512, "TMEM (512 columns)")
+            if end > limit or end > 512:
+                if end > 512 and (n is None or n >= 512):
+                    limit, where = 512, "TMEM (512 columns)"
+                allocs = ctx.sites.allocs_of_slot(slot)
+                ctx.report("TM402", inst, f"{inst.family} {what} covers columns [{col}, {end}) of the allocation, "
+                                          f"past the end of {where}",
+                           [(allocs[0], f"{n} columns allocated here")] if allocs and n else [])
+                break
+
+
+@rule("TM403", "operand-overlap", "warning",
+      "A-in-TMEM or sparsity metadata columns overlapping the MMA's own accumulator")
+def operand_overlap(ctx):
+    """PTX ISA §9.7.16.10.9 (operands of tcgen05.mma): an A operand or sparsity metadata in TMEM inside the columns
+    the same MMA writes as its accumulator is read while it is overwritten.  The loop-invariant scale-address
+    heuristic of the catalog is not implemented: CuTe DSL and DeepGEMM-style code legitimately reuse scale columns
+    while the A/B descriptors advance (byte selectors live in the instruction descriptor)."""
+    for inst in ctx.function.instructions:
+        if inst.family != "tcgen05.mma":
+            continue
+        fps = operand_footprints(ctx, inst)
+        acc = [f for f in fps if f[1] == "accumulator"]
+        if not acc:
+            continue
+        _, _, slot, lo, _, w = acc[0]
+        for _k, what, s2, col, _l, width in fps:
+            if what == "accumulator" or s2 != slot:
+                continue
+            if col < lo + w and lo < col + width:
+                ctx.report("TM403", inst, f"the {what} in TMEM (columns [{col}, {col + width})) overlaps this MMA's "
+                                          f"accumulator columns [{lo}, {lo + w})")
