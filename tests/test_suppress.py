@@ -1,5 +1,5 @@
-"""Suppression comments: every bad fixture is silenced by disable comments on its finding lines; the three
-directive kinds, codes and names; TM902 for suppressions that suppress nothing."""
+"""Suppression comments: every bad fixture (PTX, and CUDA in source mode) is silenced by disable comments on its
+finding lines; the three directive kinds, codes and names; TM902 for suppressions that suppress nothing."""
 
 from __future__ import annotations
 
@@ -10,20 +10,23 @@ import pytest
 from conftest import FIXTURES, SHARED
 from ptx_samples import ALLOC_LINE, DEALLOC_LINE, NCOLS_96, insert_line, with_comment
 from tmemlint.checks.registry import RULES, load_all
-from tmemlint.engine import Options, lint_file, lint_text
+from tmemlint.engine import Options, lint_file, lint_text, source_linter
 from tmemlint.suppress import parse_directives
 
 load_all()
 
 
 def _bad_files():
-    files = sorted((FIXTURES / "nvcc").glob("tm*_bad.ptx"))
+    """Bad PTX fixtures, and bad CUDA sources (checked only when the engine has a source-mode linter)."""
+    files = sorted((FIXTURES / "nvcc").glob("tm*_bad.ptx")) + sorted((FIXTURES / "nvcc").glob("tm*_bad.cu"))
     if SHARED.is_dir():
-        files += sorted((SHARED / "cases").glob("*/bad*.ptx"))
+        files += sorted((SHARED / "cases").glob("*/bad*.ptx")) + sorted((SHARED / "cases").glob("*/bad*.cu"))
     return [pytest.param(p, id=f"{p.parent.name}/{p.name}") for p in files]
 
 
 def _silence(path, tmp_path, use_names: bool):
+    if path.suffix == ".cu" and source_linter() is None:
+        pytest.skip("no CUDA source mode in this engine")
     found = lint_file(path).findings
     if not found:
         pytest.skip("no finding yet (its rule is not implemented)")
