@@ -209,3 +209,15 @@ def test_glob_match(tmp_path, pattern, path, want):
 def test_bad_override_values():
     with pytest.raises(ConfigError, match=r"--ctas-per-sm: must be an integer >= 1 \(got 0\)"):
         Settings(overrides=Overrides(ctas_per_sm=0))
+
+
+def test_ctas_per_sm_reaches_the_column_budget_rule(tree):
+    (tree / "k.ptx").write_text(NCOLS_96.replace(", 96;", ", 512;"))
+    assert (run("k.ptx").exit_code, run("k.ptx").stdout) == (0, "")
+    write(tree / "tmemlint.toml", "ctas-per-sm = 2\n")
+    r = run("k.ptx")
+    assert r.exit_code == 0  # a warning
+    assert r.stdout == ("k.ptx:16:2: TM106 [warning] 512 columns per CTA x 2 CTAs per SM (configuration) = 1024 "
+                        "columns, over 512: co-resident CTAs serialize in tcgen05.alloc, a deadlock if they wait "
+                        "on each other\n")
+    assert run("--ctas-per-sm", "1", "k.ptx").stdout == ""
