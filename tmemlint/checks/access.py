@@ -289,3 +289,53 @@ def slot_read_unsynchronized(ctx):
         ctx.report("TM205", insts[idx], f"{who} read the allocation slot with no barrier after the tcgen05.alloc "
                                         f"on some path: the TMEM address written by tcgen05.alloc in another warp may not "
                                         f"be visible yet", [(allocs[0], "tcgen05.alloc writes the slot here")])
+
+
+_STORE_OPS = {"st", "atom", "red", "cp", "mbarrier", "stmatrix"}
+
+
+@rule("TM206", "alloc-slot-aliased", "warning",
+      "a store to the alloc slot's bytes between the alloc and a later read of the slot")
+def alloc_slot_aliased(ctx):
+    """PTX ISA §9.7.16.7.1: the slot holds the TMEM address until every thread that needs it has read it.  A store
+    (or an mbarrier/TMA write) to the same shared-memory bytes that can run after the alloc and before a read of
+    the slot replaces the address with unrelated data.  Reusing the bytes after the last read (Triton's
+    ``global_smem``) is fine and not reported."""
+    from tmemlint.analysis.control import can_reach
+
+    sites = ctx.sites
+    if not sites.allocs:
+        return
+    va = ctx.values
+    slots = {sites.slot_of[a.index] for a in sites.allocs if sites.slot_of[a.index][0] == "sym"}
+    if not slots:
+        return
+    names = _slot_symbols(ctx)
+    reads = [i for i in ctx.function.instructions if i.op in ("ld", "ldu") and len(i.operands) > 1
+             and va.value(i, i.operands[1]) in slots]
+    for inst in ctx.function.instructions:
+        if inst.op not in _STORE_OPS or not inst.operands or type(inst.operands[0]) is not Address:
+            continue
+        if inst.op == "mbarrier" and (len(inst.parts) < 2 or inst.parts[1] != "init"):
+            continue
+        if inst.op in ("cp",) and "shared" not in ".".join(inst.parts[1:3]):
+            continue
+        v = va.address_value(inst, inst.operands[0])
+        if v is TOP:
+            continue
+        hit = None
+        for slot in slots:
+            if v[0] == "sym" and v[1] == slot[1] and v[2] < slot[2] + 4 and slot[2] < v[2] + 4:
+                hit = slot
+            elif v[0] == "symx" and v[1] == slot[1] and (names.get(slot[1]) or 1 << 30) <= 16:
+                hit = slot
+        if hit is None:
+            continue
+        allocs = sites.allocs_of_slot(hit)
+        if not any(can_reach(ctx, a, inst) for a in allocs):
+            continue
+        later = [r for r in reads if r is not inst and can_reach(ctx, inst, r)]
+        if later:
+            ctx.report("TM206", inst, f"{inst.opcode} writes the bytes of the allocation slot {hit[1]} while the TMEM "
+                                      f"address stored there by tcgen05.alloc is still to be read",
+                       [(allocs[0], "tcgen05.alloc writes the slot here"), (later[0], "the slot is read here")])
