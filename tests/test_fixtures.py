@@ -3,17 +3,27 @@ fixture assembles with ptxas."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 
 import pytest
 
 from conftest import EXAMPLES, FIXTURES, expectations, needs_ptxas
 from tmemlint.checks.registry import RULES, load_all
-from tmemlint.engine import lint_file
+from tmemlint.engine import Options, lint_file
 
 load_all()
 
 PTXAS_REJECTS = "ptxas REJECTS this file on purpose"
+#: ``// tmemlint-test: extend-select=TM107[, TM306]`` in a fixture: lint it with these opt-in rules added to the defaults
+_EXTEND = re.compile(r"//\s*tmemlint-test:\s*extend-select=([A-Z0-9, ]+)")
+
+
+def _options(path) -> Options | None:
+    """The defaults, plus the rules a ``tmemlint-test: extend-select=`` comment of the fixture names (None: none)."""
+    extra = {c.strip() for m in _EXTEND.finditer(path.read_text(encoding="utf-8", errors="replace"))
+             for c in m.group(1).split(",") if c.strip()}
+    return Options(codes={c for c, r in RULES.items() if r.enabled} | extra) if extra else None
 
 
 def _fixture_files():
@@ -32,7 +42,7 @@ def _fixture_files():
 @pytest.mark.parametrize("path", _fixture_files())
 def test_findings_match_inline_expectations(path):
     want_lines, want_file = expectations(path)
-    found = lint_file(path).findings
+    found = lint_file(path, options=_options(path)).findings
     got_lines = {(f.line, f.code) for f in found}
     if want_file:
         got_lines = {x for x in got_lines if x[1] not in want_file}
