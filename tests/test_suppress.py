@@ -133,3 +133,10 @@ def test_directives_in_cuda_source():
     assert got == [("disable", 2, 2, [("TM102", "TM102")]),
                    ("disable-next-line", 3, 4, [("tmem-leak", "TM101")]),
                    ("disable-file", 4, None, [("TM301", "TM301")])]
+
+
+def test_lines_are_counted_at_line_feeds_only():
+    """A form feed or U+2028 inside a comment does not shift the lines suppressions and fingerprints see."""
+    text = NCOLS_96.replace("\t.reg .pred %p<2>;", "\t.reg .pred %p<2>; // a\x0cb \u2028 c")
+    text = text.replace(", 96;", ", 96; // tmemlint: disable=TM102")
+    assert lint_text(text, "k.ptx", OPTS) == []

@@ -111,7 +111,7 @@ def finish_findings(findings: Iterable[Finding], text: str, path: str, options: 
         sev = options.severity.get(f.code)
         if sev is not None:
             f.severity = Severity(sev)
-    assign_fingerprints(out, text.splitlines())
+    assign_fingerprints(out, text.split("\n"))
     return sorted(out, key=Finding.sort_key)
 
 

@@ -41,7 +41,7 @@ def fingerprint(code: str, function: str | None, line_text: str, occurrence: int
 def assign_fingerprints(findings: list[Finding], lines: Sequence[str]) -> None:
     """Set ``fingerprint`` on every finding of one file in place.
 
-    ``lines`` are the file's lines (index 0 is line 1); a finding whose line is outside them hashes an empty line.
+    ``lines`` are the file's lines split at LF only, as the parser counts them (index 0 is line 1); a finding whose line is outside them hashes an empty line.
     Occurrence indices are counted in ``Finding.sort_key`` order, so the result does not depend on the order of
     ``findings``."""
     seen: dict[tuple[str, str, str], int] = {}

@@ -54,7 +54,7 @@ def parse_directives(text: str) -> list[Directive]:
     """Every ``tmemlint:`` directive of ``text`` (PTX or CUDA), in file order.  Never raises."""
     load_all()
     out: list[Directive] = []
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(text.split("\n"), 1):  # lines as the parser counts them: only LF ends one
         if "tmemlint" not in line:
             continue
         for m in _DIRECTIVE.finditer(line):

@@ -50,7 +50,7 @@ def format_text(findings: Iterable[Finding], sources: Mapping[str, str] | None =
         where = _paint(f"{f.path}:{f.line}:{f.column}:", _BOLD, color)
         block = [f"{where} {sev} {f.message} ({_paint(f.name, _CYAN, color)})"]
         if sources is not None and f.path in sources:
-            lines = split.setdefault(f.path, sources[f.path].splitlines())
+            lines = split.setdefault(f.path, sources[f.path].split("\n"))
             if 1 <= f.line <= len(lines):
                 end = f.end_column if f.end_line == f.line else None
                 block.extend(code_frame(lines[f.line - 1], f.line, f.column, end, color, _SEV_COLOR[f.severity]))
