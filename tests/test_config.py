@@ -168,6 +168,14 @@ def test_invalid_toml(tree):
     assert "Traceback" not in r.stderr + r.stdout
 
 
+def test_config_that_is_not_utf8(tree):
+    (tree / "tmemlint.toml").write_bytes(b'select = ["TM1\xff"]\n')
+    clear_cache()
+    r = run("k.ptx")
+    assert (r.exit_code, r.stderr) == (2, f"tmemlint: {tree / 'tmemlint.toml'}: invalid TOML: not UTF-8 text "
+                                          "(invalid start byte at byte 14)\n")
+
+
 def test_unrelated_broken_pyproject_is_ignored(tree):
     write(tree / "pyproject.toml", "[project\nname=")
     assert run("--select", "TM102", "k.ptx").exit_code == 1
