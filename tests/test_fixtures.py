@@ -19,6 +19,16 @@ PTXAS_REJECTS = "ptxas REJECTS this file on purpose"
 _EXTEND = re.compile(r"//\s*tmemlint-test:\s*extend-select=([A-Z0-9, ]+)")
 
 
+#: Fixtures whose expectations are right but that tmemlint does not meet yet (a false positive or a miss of the
+#: analysis), path from the repository root → what the linter gets wrong. xfail(strict=True): fixing the gap makes the
+#: test pass, and then this entry must go.
+KNOWN_GAPS: dict[str, str] = {
+    "fixtures/ptx/tm901_brx_idx_no_branchtargets.ptx":
+        "TM101 on the alloc (line 28): the brx.idx with no .branchtargets is modelled as an edge to EXIT, so the "
+        "allocation looks live at an exit the program does not have (TM901 already says the paths are not analysed)",
+}
+
+
 def _options(path) -> Options | None:
     """The defaults, plus the rules a ``tmemlint-test: extend-select=`` comment of the fixture names (None: none)."""
     extra = {c.strip() for m in _EXTEND.finditer(path.read_text(encoding="utf-8", errors="replace"))
@@ -35,7 +45,10 @@ def _fixture_files():
         missing = sorted({c for _, c in lines} | file_codes - set(RULES))
         missing = [c for c in missing if c not in RULES]
         marks = [pytest.mark.xfail(strict=True, reason=f"{', '.join(missing)} not implemented yet")] if missing else []
-        out.append(pytest.param(p, id=str(p.relative_to(FIXTURES.parent)), marks=marks))
+        rel = p.relative_to(FIXTURES.parent).as_posix()
+        if rel in KNOWN_GAPS:
+            marks.append(pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[rel]))
+        out.append(pytest.param(p, id=rel, marks=marks))
     return out
 
 
@@ -52,6 +65,7 @@ def test_findings_match_inline_expectations(path):
 
 def _compiled():
     files = sorted((FIXTURES / "nvcc").glob("*.ptx")) + sorted(EXAMPLES.glob("*.ptx"))
+    files += sorted((FIXTURES / "patterns").glob("*.ptx")) + sorted((FIXTURES / "ptx").glob("*.ptx"))
     return [pytest.param(p, id=p.name) for p in files]
 
 
