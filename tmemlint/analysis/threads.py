@@ -213,7 +213,7 @@ _SIGNED = {"lt", "le", "eq"}
 def _linear(v) -> tuple[object, int]:
     """``(base, c)`` with ``v == base + c`` for ``("op", "add"|"sub", base, ("c", c))`` chains."""
     c = 0
-    while isinstance(v, tuple) and v[0] == "op" and v[1] in ("add", "sub") and len(v) == 4 and v[3][0] == "c":
+    while isinstance(v, tuple) and v[0] == "op" and v[1] in ("add", "sub") and len(v) == 5 and v[3][0] == "c":
         c += v[3][1] if v[1] == "add" else -v[3][1]
         v = v[2]
     return v, c

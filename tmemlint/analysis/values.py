@@ -16,7 +16,7 @@ predicate recomputed from the same warp index correlate with the first one):
                                         ``eval_tid``); ``elect.sync`` and ``shfl.sync.idx`` results are of this form
 ``("param", name, off)``                a value loaded from kernel parameter space (the same for the whole grid)
 ``("sreg", name)``                      a special register that is uniform across the CTA (``%ctaid.x`` ...)
-``("op", name, a, b...)``               an operation on uniform values (kept symbolic so that equal computations
+``("op", name, a, b..., depth)``        an operation on uniform values (kept symbolic so that equal computations
                                         compare equal)
 ``("cmp", cmp, a, b)``                  a predicate ``a cmp b``; ``("pnot", p)``, ``("pand", p, q)``,
                                         ``("por", p, q)`` combine predicates
@@ -189,6 +189,7 @@ _ARITH = {"add": "add", "sub": "sub", "mul": "mul", "shl": "shl", "shr": "shr", 
           "xor": "xor", "div": "div", "rem": "rem", "min": "min", "max": "max", "mul24": "mul"}
 
 
+@lru_cache(maxsize=1 << 16)
 def is_stable(v) -> bool:
     """Whether ``v`` denotes the same value wherever it is computed (no opaque or joined parts)."""
     if v is TOP:
@@ -421,25 +422,49 @@ class ValueAnalysis:
         return self
 
     def _fixpoint(self) -> None:
+        """One pass in reverse post-order, then a worklist over def-use edges until no value changes."""
         order = [self.cfg.blocks[n] for n in self.cfg.reverse_postorder() if n in self.cfg.blocks]
-        for _ in range(8):
-            changed = False
-            for blk in order:
-                for inst in blk.instructions:
-                    regs = self._defs_by_inst[inst.index]
-                    if not regs:
-                        continue
-                    vals = self._transfer(inst, regs)
-                    for r, v in zip(regs, vals):
-                        key = (inst.index, r.name)
-                        if self.def_value.get(key) != v:
-                            self.def_value[key] = v
-                            changed = True
-            if not changed:
+        users = self._users()
+        work: list[int] = []
+        queued: set[int] = set()
+        changes = [0]
+
+        def evaluate(inst: Instruction) -> None:
+            regs = self._defs_by_inst[inst.index]
+            vals = self._transfer(inst, regs)
+            for r, v in zip(regs, vals):
+                key = (inst.index, r.name)
+                if self.def_value.get(key) != v:
+                    self.def_value[key] = v
+                    changes[0] += 1
+                    for u in users.get(r.name, ()):
+                        if u not in queued:
+                            queued.add(u)
+                            work.append(u)
+
+        for blk in order:
+            for inst in blk.instructions:
+                if self._defs_by_inst[inst.index]:
+                    evaluate(inst)
+        limit = 16 * (len(self.def_value) + 1)
+        while work:
+            idx = work.pop()
+            queued.discard(idx)
+            if changes[0] > limit:  # pragma: no cover - a non-monotone chain: give up on the rest
+                for key in list(self.def_value):
+                    self.def_value[key] = ("opq", key[0])
                 return
-        # Not converged (very deep chains): everything still changing becomes opaque.
-        for key in list(self.def_value):  # pragma: no cover - defensive
-            self.def_value[key] = ("opq", key[0])
+            evaluate(self.insts[idx])
+
+    def _users(self) -> dict[str, list[int]]:
+        """Register name → indices of the defining instructions that read it."""
+        users: dict[str, list[int]] = {}
+        for inst in self.insts:
+            if not self._defs_by_inst[inst.index]:
+                continue
+            for r in used_regs(inst):
+                users.setdefault(r.name, []).append(inst.index)
+        return users
 
     def _transfer(self, inst: Instruction, regs: list[Reg]) -> list:
         op = inst.op
@@ -559,6 +584,7 @@ def _join(a, b):
     return TOP
 
 
+@lru_cache(maxsize=4096)
 def _special(name: str):
     if name == "%tid.x":
         return ("tid", ("x",))
@@ -596,9 +622,20 @@ def _cmp(cmp: str, a, b):
     return ("cmp", cmp, a, b)
 
 
+#: Symbolic ("op", ...) values deeper than this become opaque: long arithmetic chains (address computations of
+#: unrolled loops) never need to be compared, and deep tuples are slow to hash.
+MAX_DEPTH = 6
+
+
+def _depth(v) -> int:
+    return v[-1] if v[0] == "op" else 0
+
+
 def _generic(name: str, args: list, idx: int):
     if all(a is not TOP and is_stable(a) and a[0] not in ("tid", "tmem") for a in args):
-        return ("op", name, *args)
+        d = 1 + max((_depth(a) for a in args), default=0)
+        if d <= MAX_DEPTH:
+            return ("op", name, *args, d)
     return ("opq", idx)
 
 

@@ -38,11 +38,11 @@ _STATE_SPACES = {"reg", "sreg", "const", "global", "local", "param", "shared", "
 _TYPE_SIZES = {"8": 1, "16": 2, "32": 4, "64": 8, "128": 16}
 
 
-def parse_int(text: str) -> int:
+def parse_int(text) -> int:
     """Value of a PTX integer literal (decimal, ``0x`` hex, ``0b`` binary, legacy octal, ``U`` suffix).
 
     Raises ValueError for text that is not an integer literal."""
-    t = text.rstrip("U")
+    t = (text if type(text) is str else text.value).rstrip("U")
     neg = t.startswith("-")
     if neg:
         t = t[1:]
@@ -125,28 +125,28 @@ class IRBuilder(Transformer):
 
     # ---- operands -------------------------------------------------------------------------------------------
     def reg(self, c):
-        return Reg(str(c[0]))
+        return Reg(c[0].value)
 
     def not_reg(self, c):
-        return NotReg(Reg(str(c[0])))
+        return NotReg(Reg(c[0].value))
 
     def reg_pair(self, c):
         def one(t):
-            return Reg(str(t)) if t.type == "REG" else Sym(str(t))
+            return Reg(t.value) if t.type == "REG" else Sym(t.value)
 
         return RegPair(one(c[0]), one(c[1]))
 
     def symbol(self, c):
-        return Sym(str(c[0]))
+        return Sym(c[0].value)
 
     def symbol_offset(self, c):
-        return Sym(str(c[0]), parse_int(c[1]))
+        return Sym(c[0].value, parse_int(c[1]))
 
     def int_imm(self, c):
         return Imm(parse_int(c[0]))
 
     def float_imm(self, c):
-        return FloatImm(str(c[0]))
+        return FloatImm(c[0].value)
 
     def vector(self, c):
         return Vec(tuple(c))
@@ -160,10 +160,10 @@ class IRBuilder(Transformer):
     offset_signed = offset
 
     def addr_reg(self, c):
-        return Address(Reg(str(c[0])), c[1] if len(c) > 1 else 0)
+        return Address(Reg(c[0].value), c[1] if len(c) > 1 else 0)
 
     def addr_symbol(self, c):
-        return Address(Sym(str(c[0])), c[1] if len(c) > 1 else 0)
+        return Address(Sym(c[0].value), c[1] if len(c) > 1 else 0)
 
     def addr_imm(self, c):
         return Address(None, parse_int(c[0]))
@@ -184,22 +184,22 @@ class IRBuilder(Transformer):
         first = c[0]
         i = 0
         if first.type == "GUARD":
-            g = str(first)[1:]
+            g = first.value[1:]
             neg = g.startswith("!")
             guard = Guard(Reg(g[1:] if neg else g), neg)
             i = 1
         op_tok = c[i]
         operands = tuple(c[i + 1]) if len(c) > i + 2 else ()
         semi = c[-1]
-        opcode = str(op_tok)
+        opcode = op_tok.value
         return Instruction(opcode, tuple(opcode.split(".")), guard, operands, _span(first, semi))
 
     def label(self, c):
         t = c[0]
-        return Label(str(t).rstrip(": \t"), _span(t))
+        return Label(t.value.rstrip(": \t"), _span(t))
 
     def loc(self, c):
-        m = _LOC_RE.match(str(c[0]))
+        m = _LOC_RE.match(c[0].value)
         if not m:
             return None
         inl = tuple((int(a), int(b), int(d)) for a, b, d in _INLINED_RE.findall(m.group(4)))
@@ -212,7 +212,7 @@ class IRBuilder(Transformer):
         return _Pragma()
 
     def branchtargets(self, c):
-        return _BranchTargets(tuple(str(t) for t in c))
+        return _BranchTargets(tuple(t.value for t in c))
 
     def scope(self, c):
         return _Scope(c)
@@ -222,10 +222,10 @@ class IRBuilder(Transformer):
 
     # ---- declarations ---------------------------------------------------------------------------------------
     def qualifier(self, c):
-        return (str(c[0])[1:], None)
+        return (c[0].value[1:], None)
 
     def qualifier_with_value(self, c):
-        return (str(c[0])[1:], parse_int(c[1]))
+        return (c[0].value[1:], parse_int(c[1]))
 
     def qualifiers(self, c):
         return c
@@ -265,7 +265,7 @@ class IRBuilder(Transformer):
                 count = extra[1]
             elif extra[0] == "array":
                 elems = extra[1] if extra[1] is not None else 0
-        return (str(tok), count, elems, tok)
+        return (tok.value, count, elems, tok)
 
     def declaration(self, c):
         return _Decl(c[0], c[1:])
@@ -277,7 +277,7 @@ class IRBuilder(Transformer):
         size = _type_size(typ)
         if len(c) > 2 and size is not None and c[2][1]:
             size *= c[2][1]
-        return Variable(str(tok), space, typ, size, align, extern, _span(tok))
+        return Variable(tok.value, space, typ, size, align, extern, _span(tok))
 
     def params(self, c):
         return ("params", c)
@@ -286,14 +286,14 @@ class IRBuilder(Transformer):
         return ("return_params", c)
 
     def perf_directive(self, c):
-        if not c or not isinstance(c[0], Token) or c[0].type != "DOTNAME":
+        if not c or not hasattr(c[0], "type") or c[0].type != "DOTNAME":
             return ("pragma", ())
-        return (str(c[0])[1:], tuple(parse_int(t) for t in c[1:]))
+        return (c[0].value[1:], tuple(parse_int(t) for t in c[1:]))
 
     def function(self, c):
         quals = c[0]
         names = [q for q, _ in quals]
-        name_tok = next(x for x in c[1:] if isinstance(x, Token))
+        name_tok = next(x for x in c[1:] if hasattr(x, "type") and hasattr(x, "value"))
         params: list[Variable] = []
         directives: dict[str, tuple[int, ...]] = {}
         body = None
@@ -305,7 +305,7 @@ class IRBuilder(Transformer):
                     directives[x[0]] = x[1]
             elif isinstance(x, _Body):
                 body = x
-        fn = Function(str(name_tok), "entry" in names, _span(name_tok), params, directives)
+        fn = Function(name_tok.value, "entry" in names, _span(name_tok), params, directives)
         fn.has_body = body is not None
         if body is not None:
             flatten_body(fn, body.statements)
@@ -313,16 +313,16 @@ class IRBuilder(Transformer):
 
     # ---- module ---------------------------------------------------------------------------------------------
     def version(self, c):
-        return ("version", str(c[0]))
+        return ("version", c[0].value)
 
     def target(self, c):
-        return ("target", [str(t) for t in c])
+        return ("target", [t.value for t in c])
 
     def address_size(self, c):
         return ("address_size", parse_int(c[0]))
 
     def file_directive(self, c):
-        return ("file", (parse_int(c[0]), str(c[1])[1:-1]))
+        return ("file", (parse_int(c[0]), c[1].value[1:-1]))
 
     def start(self, c):
         return c
