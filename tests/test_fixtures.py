@@ -31,6 +31,11 @@ KNOWN_GAPS: dict[str, str] = {
         "[%r2] with %r2 = and.b32 (tid.x << 16), 0x600000, i.e. lane quarter | column 0): the address is a "
         "tid-derived value with no allocation behind it, but TM203 only checks constant, parameter and symbol "
         "addresses; the 12 MMA lines with plain constants are reported",
+    "fixtures/patterns/trap_checked_constant_base.ptx":
+        "TM203 false positive on the MMAs (lines 155, 167, 179, 191) and the dealloc (line 378) at constant address 0: "
+        "nvcc compiles `if (tmem_slot != 0) __trap();` to `setp.eq.s32 %p9, %r29, 0; @%p9 bra $L__BB0_9; trap;` "
+        "(lines 126-129), an unguarded trap in the block entered when the base is not 0, and the check is only "
+        "recognised in the form `@%p trap` with %p = (base != constant)",
 }
 
 
