@@ -36,6 +36,13 @@ KNOWN_GAPS: dict[str, str] = {
         "nvcc compiles `if (tmem_slot != 0) __trap();` to `setp.eq.s32 %p9, %r29, 0; @%p9 bra $L__BB0_9; trap;` "
         "(lines 126-129), an unguarded trap in the block entered when the base is not 0, and the check is only "
         "recognised in the form `@%p trap` with %p = (base != constant)",
+    "fixtures/patterns/persistent_loop_alloc_flags.ptx":
+        "TM101, TM105 and TM108 on the alloc (line 100). Its guard is `or.pred %p5, %p3, %p4` (line 95; %p3: "
+        "(tid.x & 96) != 32, i.e. not warp 1; %p4: the loop-carried flag %rs7 != 0, %rs7 = 1 after the relinquish, "
+        "line 106): TM108 loses the warp-1 half of the or (reports warps 1-3; with the flag removed it is not "
+        "reported), TM105 follows the back edge to the alloc although %rs7 = 1 there, and TM101 does not pair the "
+        "allocation with warp 0's dealloc under %p12 = tid.x > 31 || ctaid.x >= m*n (lines 413-417, nvcc's form of "
+        "the had_tile flag: the loop ran at least once)",
 }
 
 
