@@ -54,6 +54,14 @@ KNOWN_GAPS: dict[str, str] = {
         "for the loop-carried value, both before the tcgen05.wait::ld at the top of the loop (line 478); the source "
         "reads the registers only after that wait, so a mov of a pending destination is a rename, not a use "
         "(the hand-written ../ptx/ld_wait_next_iteration.ptx, without copies, gives no finding)",
+    "fixtures/ptx/brx_idx_role_dispatch.ptx":
+        "TM101 on the alloc (line 69) and TM108 on both deallocs (lines 109, 116, 'warps 2-5'): the brx.idx %r5 "
+        "(line 82, %r5 = min(warp, 2)) is followed as if every warp could take every target of $L_roles, so warp 1 "
+        "seems to exit through the producer or epilogue role with the allocation live and warps 2-5 seem to reach "
+        "the owner's deallocs; the same file with the dispatch written as setp.eq/@p bra gives no finding",
+    "fixtures/ptx/brx_idx_role_dispatch_bad.ptx":
+        "TM108 false positive on the remaining dealloc (line 103, 'warps 2-5'), the brx.idx gap of "
+        "brx_idx_role_dispatch.ptx; the expected TM101 on the alloc (line 63) is reported",
 }
 
 
