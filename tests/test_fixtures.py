@@ -27,10 +27,10 @@ KNOWN_GAPS: dict[str, str] = {
         "TM101 on the alloc (line 28): the brx.idx with no .branchtargets is modelled as an edge to EXIT, so the "
         "allocation looks live at an exit the program does not have (TM901 already says the paths are not analysed)",
     "fixtures/patterns/fa4_constant_tmem_addresses_bad.ptx":
-        "TM203 missed on the 20 tcgen05.ld/st with a constant column under the 256-column allocation (e.g. line 242, "
+        "TM203 missed on the 12 tcgen05.ld/st with a constant column under the 256-column allocation (e.g. line 242, "
         "[%r2] with %r2 = and.b32 (tid.x << 16), 0x600000, i.e. lane quarter | column 0): the address is a "
         "tid-derived value with no allocation behind it, but TM203 only checks constant, parameter and symbol "
-        "addresses; the 12 MMA lines with plain constants are reported",
+        "addresses; the 8 MMA lines with plain constants are reported",
     "fixtures/patterns/trap_checked_constant_base.ptx":
         "TM203 false positive on the MMAs (lines 155, 167, 179, 191) and the dealloc (line 378) at constant address 0: "
         "nvcc compiles `if (tmem_slot != 0) __trap();` to `setp.eq.s32 %p9, %r29, 0; @%p9 bra $L__BB0_9; trap;` "
