@@ -134,18 +134,15 @@ class Instruction:
     span: Span
     src: SourcePos | None = None
     index: int = -1
+    #: The base opcode: ``ld`` for ``ld.shared.b32`` (computed from ``parts``).
+    op: str = field(default="", compare=False)
+    #: ``tcgen05.alloc`` for tcgen05 instructions (first two parts), otherwise the base opcode.
+    family: str = field(default="", compare=False)
 
-    @property
-    def op(self) -> str:
-        """The base opcode: ``ld`` for ``ld.shared.b32``."""
-        return self.parts[0]
-
-    @property
-    def family(self) -> str:
-        """``tcgen05.alloc`` for tcgen05 instructions (first two parts), otherwise the base opcode."""
-        if self.parts[0] == "tcgen05" and len(self.parts) > 1:
-            return "tcgen05." + self.parts[1]
-        return self.parts[0]
+    def __post_init__(self) -> None:
+        parts = self.parts
+        self.op = parts[0]
+        self.family = "tcgen05." + parts[1] if parts[0] == "tcgen05" and len(parts) > 1 else parts[0]
 
     def has(self, part: str) -> bool:
         """Whether the opcode carries the qualifier ``part`` (without its dot): ``i.has("shared::cta")``."""

@@ -61,13 +61,17 @@ class Lifecycle:
         for klass in ctx.threads.classes:
             run = ClassRun(klass)
             sim = PropertySimulation(ctx.cfg, ctx.values, klass, self._transfer, frozenset(),
-                                     observe=self._observer(run))
+                                     observe=self._observer(run), relevant=self._relevant)
             try:
                 run.exits = sim.run()
             except BudgetExceeded:
                 self.bounded.append(f"path simulation of {klass!r} exceeded its budget")
                 continue
             self.runs.append(run)
+
+    def _relevant(self, inst: Instruction) -> bool:
+        return inst.index in self._alloc_idx or inst.index in self._dealloc_idx or \
+            inst.family == "tcgen05.relinquish_alloc_permit"
 
     def _observer(self, run: ClassRun):
         interesting = self._alloc_idx | self._dealloc_idx

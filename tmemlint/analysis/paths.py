@@ -48,7 +48,8 @@ class PropertySimulation:
     ``observe(prop, inst, facts)``, if given, is called before ``transfer`` for every executed instruction."""
 
     def __init__(self, cfg: CFG, va: ValueAnalysis, klass: WarpClass, transfer: Transfer, init: Hashable,
-                 observe: Callable | None = None, budget: int = DEFAULT_BUDGET):
+                 observe: Callable | None = None, budget: int = DEFAULT_BUDGET,
+                 relevant: Callable[[Instruction], bool] | None = None):
         self.cfg = cfg
         self.va = va
         self.oracle = GuardOracle(va, klass)
@@ -58,18 +59,26 @@ class PropertySimulation:
         self.budget = budget
         self._dep_indices: set[int] = set()
         self._deps_seen = 0
+        insts = cfg.function.instructions
+        #: instructions that need full processing: guarded ones, exits, and those the property looks at;
+        #: every other instruction only kills the facts that depend on its definitions
+        self._interesting = {i.index for i in insts
+                             if i.guard is not None or i.op in ("ret", "exit", "trap")
+                             or relevant is None or relevant(i)}
+
+    def _refresh_deps(self) -> None:
+        deps = self.oracle.deps
+        self._deps_seen = len(deps)
+        self._dep_indices = set().union(*deps.values()) if deps else set()
 
     def _kill(self, facts: Facts, idx: int) -> Facts:
         if not facts:
             return facts
         deps = self.oracle.deps
+        if len(deps) != self._deps_seen:
+            self._refresh_deps()
         if idx not in self._dep_indices:
-            if len(deps) == self._deps_seen:
-                return facts
-            self._deps_seen = len(deps)
-            self._dep_indices = set().union(*deps.values()) if deps else set()
-            if idx not in self._dep_indices:
-                return facts
+            return facts
         keep = [f for f in facts if idx not in deps.get(f[0], ())]
         return facts if len(keep) == len(facts) else frozenset(keep)
 
@@ -132,7 +141,20 @@ class PropertySimulation:
             states = dict(entry_states[node])
             insts = blk.instructions
             last = insts[-1] if insts else None
+            interesting = self._interesting
             for inst in insts:
+                if inst.index not in interesting:
+                    idx = inst.index
+                    if len(self.oracle.deps) != self._deps_seen:
+                        self._refresh_deps()
+                    if idx in self._dep_indices:
+                        nxt = {}
+                        for prop, facts in states.items():
+                            f = self._kill(facts, idx)
+                            old = nxt.get(prop)
+                            nxt[prop] = f if old is None else (old & f)
+                        states = nxt
+                    continue
                 is_branch = inst is last and inst.op in ("bra", "brx")
                 nxt: dict = {}
                 for prop, facts in states.items():

@@ -406,8 +406,54 @@ class ValueAnalysis:
         nu = self.nonuniform_defs()
         return not any((d, reg.name) in nu for d in self._reaching(inst, reg.name))
 
+    def _syntactic_slots(self) -> set | None:
+        """Slots of the allocs found by following single definitions back from their ``[dst]`` operands through
+        ``mov``/``cvta``/``cvt``/``shfl.sync.idx`` and constant ``add``s to a symbol; None if some alloc's slot is
+        not found that way (then the fixed point is run twice)."""
+        slots = set()
+        for inst in self.insts:
+            if inst.family != "tcgen05.alloc":
+                continue
+            o = inst.operands[0] if inst.operands else None
+            if type(o) is not Address:
+                return None
+            off = o.offset
+            base = o.base
+            for _ in range(16):
+                if type(base) is Sym:
+                    slots.add(("sym", base.name, base.offset + off))
+                    break
+                if type(base) is not Reg:
+                    return None
+                d = self.single_def.get(base.name)
+                if d is None:
+                    return None
+                di = self.insts[d]
+                ops = di.operands
+                if di.op in ("mov", "cvta", "cvt") and len(ops) == 2:
+                    base = ops[1]
+                elif di.op == "shfl" and len(ops) >= 2:
+                    base = ops[1]
+                elif di.op == "add" and len(ops) == 3 and type(ops[2]) is Imm:
+                    off += ops[2].value
+                    base = ops[1]
+                elif di.op == "add" and len(ops) == 3 and type(ops[1]) is Imm:
+                    off += ops[1].value
+                    base = ops[2]
+                else:
+                    return None
+            else:
+                return None
+        return slots
+
     def analyse(self) -> "ValueAnalysis":
-        """Run the fixed point (twice: the second round knows the allocation slots).  Returns self."""
+        """Run the fixed point (once when the allocation slots are found syntactically, else twice: the second
+        round knows the slots).  Returns self."""
+        pre = self._syntactic_slots()
+        if pre is not None:
+            self.slots = pre
+            self._fixpoint()
+            return self
         self._fixpoint()
         slots = set()
         for inst in self.insts:

@@ -187,7 +187,8 @@ def lane_quadrant(ctx):
         if inst.family in ("tcgen05.ld", "tcgen05.st"):
             executed.setdefault(inst.index, set()).add(id(klass))
 
-    runs = ctx.simulate(lambda p, i: p, None, observe)
+    runs = ctx.simulate(lambda p, i: p, None, observe,
+                        relevant=lambda i: i.family in ("tcgen05.ld", "tcgen05.st"))
     nwarps = existing_warps(ctx)
     va = ctx.values
     for inst in targets:
@@ -282,7 +283,8 @@ def slot_read_unsynchronized(ctx):
         hits.setdefault(inst.index, repr(klass))
 
     after_alloc = reachable_after(ctx, sites.allocs)
-    ctx.simulate(lambda synced, inst: synced or (is_sync(inst) and inst.index in after_alloc), False, observe)
+    ctx.simulate(lambda synced, inst: synced or (is_sync(inst) and inst.index in after_alloc), False, observe,
+                 relevant=lambda i: i.op in ("ld", "ldu") or is_sync(i))
     insts = ctx.function.instructions
     for idx, who in sorted(hits.items()):
         allocs = sites.allocs_of_slot(va.value(insts[idx], insts[idx].operands[1]))

@@ -49,14 +49,15 @@ class FunctionContext:
     def touches_tmem(self) -> bool:
         return any(i.op == "tcgen05" for i in self.function.instructions)
 
-    def simulate(self, transfer, init, observe=None, classes=None) -> list:
+    def simulate(self, transfer, init, observe=None, classes=None, relevant=None) -> list:
         """Run a ``PropertySimulation`` per warp class (all classes, or ``classes``); returns
-        ``[(klass, exits)]``.  A class whose simulation exceeds its budget is skipped and noted in ``bounded``
-        (reported as TM901)."""
+        ``[(klass, exits)]``.  ``relevant(inst)`` says which instructions ``transfer``/``observe`` look at (None:
+        all).  A class whose simulation exceeds its budget is skipped and noted in ``bounded`` (TM901)."""
         out = []
         for klass in classes if classes is not None else self.threads.classes:
             sim = PropertySimulation(self.cfg, self.values, klass, transfer, init,
-                                     observe=(lambda p, i, f, k=klass: observe(k, p, i, f)) if observe else None)
+                                     observe=(lambda p, i, f, k=klass: observe(k, p, i, f)) if observe else None,
+                                     relevant=relevant)
             try:
                 out.append((klass, sim.run()))
             except BudgetExceeded:

@@ -369,7 +369,8 @@ def dealloc_unsynchronized(ctx):
             return True
         return unsynced
 
-    runs = ctx.simulate(transfer, True, observe)
+    runs = ctx.simulate(transfer, True, observe,
+                        relevant=lambda i: i.op == "tcgen05" or i.op in ("bar", "barrier", "mbarrier"))
     classes = {id(k): k for k, _ in runs}
     insts = ctx.function.instructions
     for d, who in sorted(hits.items()):
