@@ -8,13 +8,12 @@ file and line from the most recent ``.loc`` directive (PTX ISA 9.0, §11.5.3 ``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
+from typing import NamedTuple, Union
 
 
-@dataclass(frozen=True, slots=True)
-class Span:
+class Span(NamedTuple):
     """A range of PTX text: 1-based ``line``/``column`` of the first character, ``end_column`` one past the last
-    character on ``end_line``."""
+    character on ``end_line``.  (A named tuple: created once per instruction, it must be cheap.)"""
 
     line: int
     column: int

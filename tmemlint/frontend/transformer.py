@@ -34,6 +34,8 @@ from tmemlint.ir import (
 
 _LOC_RE = re.compile(r"\.loc\s+(\d+)\s+(\d+)\s+(\d+)(.*)")
 _INLINED_RE = re.compile(r"inlined_at\s+(\d+)\s+(\d+)\s+(\d+)")
+_REGS: dict = {}  # interned Reg operands (immutable): a kernel names each register many times
+_LOC_CACHE: dict = {}  # .loc text → _Loc (real files repeat the same .loc lines many times)
 _STATE_SPACES = {"reg", "sreg", "const", "global", "local", "param", "shared", "tex"}
 _TYPE_SIZES = {"8": 1, "16": 2, "32": 4, "64": 8, "128": 16}
 
@@ -125,7 +127,11 @@ class IRBuilder(Transformer):
 
     # ---- operands -------------------------------------------------------------------------------------------
     def reg(self, c):
-        return Reg(c[0].value)
+        name = c[0].value
+        r = _REGS.get(name)
+        if r is None:
+            r = _REGS[name] = Reg(name)
+        return r
 
     def not_reg(self, c):
         return NotReg(Reg(c[0].value))
@@ -175,8 +181,22 @@ class IRBuilder(Transformer):
         a = c[0]
         return Address(a.base, a.offset, c[1])
 
-    def operand_list(self, c):
-        return c
+    def operands_first(self, c):
+        return [c[0]]
+
+    def operands_more(self, c):
+        c[0].append(c[1])
+        return c[0]
+
+    def statements_empty(self, c):
+        return []
+
+    def statements_more(self, c):
+        c[0].append(c[1])
+        return c[0]
+
+    def statements_same(self, c):
+        return c[0]
 
     # ---- statements -----------------------------------------------------------------------------------------
     def instruction(self, c):
@@ -199,11 +219,17 @@ class IRBuilder(Transformer):
         return Label(t.value.rstrip(": \t"), _span(t))
 
     def loc(self, c):
-        m = _LOC_RE.match(c[0].value)
-        if not m:
-            return None
-        inl = tuple((int(a), int(b), int(d)) for a, b, d in _INLINED_RE.findall(m.group(4)))
-        return _Loc(int(m.group(1)), int(m.group(2)), int(m.group(3)), inl)
+        text = c[0].value
+        got = _LOC_CACHE.get(text)
+        if got is None:
+            m = _LOC_RE.match(text)
+            if not m:
+                return None
+            inl = tuple((int(a), int(b), int(d)) for a, b, d in _INLINED_RE.findall(m.group(4)))
+            got = _Loc(int(m.group(1)), int(m.group(2)), int(m.group(3)), inl)
+            if len(_LOC_CACHE) < 1 << 16:
+                _LOC_CACHE[text] = got
+        return got
 
     def pragma(self, c):
         return _Pragma()
@@ -215,10 +241,10 @@ class IRBuilder(Transformer):
         return _BranchTargets(tuple(t.value for t in c))
 
     def scope(self, c):
-        return _Scope(c)
+        return _Scope(c[0])
 
     def body(self, c):
-        return _Body(c)
+        return _Body(c[0])
 
     # ---- declarations ---------------------------------------------------------------------------------------
     def qualifier(self, c):
