@@ -118,7 +118,8 @@ def _use_color() -> bool:
 @app.command()
 def check(
     paths: Optional[List[str]] = typer.Argument(
-        None, help="PTX files, folders searched for *.ptx, globs ('kernels/**/*.ptx'), or - for standard input."),
+        None, help="PTX or CUDA files, folders searched for *.ptx/*.cu/*.cuh, globs ('kernels/**/*.ptx'), or - "
+                   "for standard input."),
     output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="Output format."),
     select: Optional[List[str]] = typer.Option(None, help="Only these rules (codes, names or prefixes; comma list)."),
     ignore: Optional[List[str]] = typer.Option(None, help="Skip these rules."),
@@ -138,6 +139,12 @@ def check(
     stdin_filename: Optional[str] = typer.Option(None, "--stdin-filename",
                                                  help="Name of the file read from standard input (-)."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Files checked in parallel (default: all cores)."),
+    define: Optional[List[str]] = typer.Option(None, "--define", "-D", help="NAME[=VALUE] for the #if of CUDA "
+                                                                             "sources (and nvcc with --compile)."),
+    compile_: bool = typer.Option(False, "--compile", help="Lint CUDA sources through nvcc's PTX (-arch=sm_100a "
+                                                           "-ptx -lineinfo) instead of reading them directly."),
+    nvcc_arg: Optional[List[str]] = typer.Option(None, "--nvcc-arg", help="Extra nvcc argument for --compile "
+                                                                          "(repeatable: --nvcc-arg=-I/path)."),
 ):
     """Check PTX files for TMEM faults."""
     paths = list(paths or [])
@@ -154,11 +161,12 @@ def check(
             ignore=split_selectors(ignore), fail_on=fail_on.value if fail_on else None, ctas_per_sm=ctas_per_sm,
             exclude=list(exclude or [])))
         files, missing = expand_paths([p for p in paths if p != "-"], excluded=settings.excluded)
-        tasks = [(f, f, settings.options_for(f)) for f in files]
+        tasks = [(f, f, _source_options(settings.options_for(f), define, compile_, nvcc_arg)) for f in files]
         stdin_task = None
         if "-" in paths:
             display = stdin_filename or STDIN_DISPLAY
-            stdin_task = (display, settings.options_for(stdin_filename or os.path.join(os.getcwd(), "-")))
+            stdin_task = (display, _source_options(settings.options_for(stdin_filename or os.path.join(
+                os.getcwd(), "-")), define, compile_, nvcc_arg))
     except ConfigError as e:
         _fail(str(e))
 
@@ -178,8 +186,8 @@ def check(
     findings: list[Finding] = []
     fail_rank: dict[str, str] = {}
     for res in results:
-        if res.unreadable:
-            msg = f"{res.path}: cannot read: {res.unreadable}"
+        if res.unreadable or res.error:
+            msg = f"{res.path}: cannot read: {res.unreadable}" if res.unreadable else f"{res.path}: {res.error}"
             typer.echo(f"tmemlint: {msg}", err=True)
             notifications.append(msg)
             status = 2
@@ -217,6 +225,18 @@ def check(
                 status = 1
                 break
     raise typer.Exit(status)
+
+
+def _source_options(options: Options, define: list[str] | None, compile_: bool,
+                    nvcc_arg: list[str] | None) -> Options:
+    """``options`` with the CUDA-source settings of the command line (``-D``, ``--compile``, ``--nvcc-arg``)."""
+    for d in define or ():
+        name, eq, value = d.partition("=")
+        if name.strip():
+            options.defines[name.strip()] = value if eq else "1"
+    options.compile = compile_
+    options.nvcc_args = tuple(nvcc_arg or ())
+    return options
 
 
 def _emit(findings: list[Finding], results: list[FileResult], fmt: OutputFormat, show_statistics: bool,

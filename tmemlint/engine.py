@@ -21,6 +21,8 @@ from tmemlint.ir import Module
 
 PTX_SUFFIXES = (".ptx",)
 SOURCE_SUFFIXES = (".cu", ".cuh")
+#: C++ headers: read in source mode when a file is named explicitly (folder searches skip them).
+HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".hxx")
 _GLOB_CHARS = ("*", "?", "[")
 
 
@@ -32,12 +34,16 @@ class Options:
     ``"warning"`` | ``"info"`` overriding the rule's default severity in the findings.  ``fail_on``: the lowest
     severity that makes the exit code 1 (``"error"``, ``"warning"``, ``"info"``, ``"never"``).  ``ctas_per_sm``:
     CTAs resident per SM from the configuration (None: from ``.minnctapersm`` only), for the column budget rule;
-    rules read it as ``ctx.options.ctas_per_sm``."""
+    rules read it as ``ctx.options.ctas_per_sm``.  CUDA sources: ``defines`` (``-D``: name → value) decide their
+    ``#if``; ``compile`` lints them through nvcc (``--compile``) with ``nvcc_args`` added to its command line."""
 
     codes: set[str] | None = None
     severity: dict[str, str] = field(default_factory=dict)
     fail_on: str = "error"
     ctas_per_sm: int | None = None
+    defines: dict[str, str] = field(default_factory=dict)
+    compile: bool = False
+    nvcc_args: tuple[str, ...] = ()
 
     def rules(self) -> list[Rule]:
         load_all()
@@ -50,13 +56,19 @@ class Options:
         return RULES[code].enabled if self.codes is None else code in self.codes
 
 
+class CheckError(Exception):
+    """A file that was read but could not be checked (nvcc rejected it in compile mode); the message says why."""
+
+
 @dataclass(slots=True)
 class FileResult:
-    """Findings of one file; ``unreadable`` holds the OS error text when the file could not be read."""
+    """Findings of one file; ``unreadable`` holds the OS error text when the file could not be read, ``error``
+    why a file that was read could not be checked (a CheckError: nvcc's message in compile mode)."""
 
     path: str
     findings: list[Finding] = field(default_factory=list)
     unreadable: str | None = None
+    error: str | None = None
     lines: int = 0
     text: str | None = None
     options: Options | None = None
@@ -132,6 +144,27 @@ def lint_text(text: str, path: str, options: Options | None = None) -> list[Find
     return finish_findings(lint_module(module, path, options), text, path, options)
 
 
+def lint_source(text: str, path: str, options: Options | None = None) -> list[Finding]:
+    """Lint CUDA source ``text`` (``.cu``/``.cuh``/a header, reported as ``path``); findings are in the lines of
+    ``text``.  Source mode (default): the file's asm statements and C++ control flow are lowered to the IR without
+    a compiler (``tmemlint.frontend.cuda``); with ``options.compile``, nvcc makes the PTX and findings are mapped
+    back through its line info (``tmemlint.compile``).  Suppressions and fingerprints are applied by the caller
+    (``lint_document``).  Never raises for bad input."""
+    options = options or Options()
+    load_all()
+    if options.compile:
+        from tmemlint.compile import lint_compiled
+
+        return lint_compiled(text, path, options)
+    if "tcgen05" not in text:
+        return []  # nothing here touches Tensor Memory (helpers in other files are not read)
+    from tmemlint.frontend.cuda import diagnostic_findings, parse_cuda, with_inline_context
+
+    unit = parse_cuda(text, path, options.defines)
+    found = diagnostic_findings(unit, path, options.wants) + lint_module(unit.module, path, options)
+    return with_inline_context(found, unit.module)
+
+
 def source_linter() -> Callable | None:
     """The CUDA source-mode linter when one is installed in this module (``lint_source(text, path, options) ->
     list[Finding]``, findings in the ``.cu`` text's lines), else None."""
@@ -143,7 +176,7 @@ def lint_document(text: str, path: str, options: Options | None = None) -> list[
     (then ``finish_findings`` on the CUDA text), anything else as PTX (``lint_text``).  Never raises for bad
     input."""
     options = options or Options()
-    src = source_linter() if path.endswith(SOURCE_SUFFIXES) else None
+    src = source_linter() if path.endswith(SOURCE_SUFFIXES + HEADER_SUFFIXES) else None
     if src is None:
         return lint_text(text, path, options)
     return finish_findings(src(text, path, options), text, path, options)
@@ -162,7 +195,10 @@ def lint_bytes(data: bytes, display: str, options: Options | None = None) -> Fil
         return res
     res.lines = text.count("\n")
     res.text = text
-    res.findings = lint_document(text, display, options)
+    try:
+        res.findings = lint_document(text, display, options)
+    except CheckError as e:
+        res.error = str(e)
     return res
 
 
@@ -188,7 +224,7 @@ def _walk(folder: str, excluded: Callable[[str], bool] | None) -> list[str]:
         if excluded is not None:
             dirs[:] = [d for d in dirs if not excluded(os.path.join(root, d))]
         for n in names:
-            if n.endswith(PTX_SUFFIXES):
+            if n.endswith(PTX_SUFFIXES + SOURCE_SUFFIXES):
                 full = os.path.join(root, n)
                 if os.path.isfile(full) and not (excluded is not None and excluded(full)):
                     found.append(full)
@@ -196,9 +232,9 @@ def _walk(folder: str, excluded: Callable[[str], bool] | None) -> list[str]:
 
 
 def expand_paths(paths: Iterable[str], excluded: Callable[[str], bool] | None = None) -> tuple[list[str], list[str]]:
-    """Files to check, each once, in argument order: files as given; folders searched recursively for ``*.ptx``
-    (sorted); an argument that names nothing but has glob characters (``*``, ``?``, ``[``; ``**`` crosses
-    folders) expanded, sorted, keeping its ``*.ptx`` files and searching its folders.  ``excluded(path)`` (e.g. ``Settings.excluded``) drops files and folders found
+    """Files to check, each once, in argument order: files as given; folders searched recursively for ``*.ptx``,
+    ``*.cu`` and ``*.cuh`` (sorted); an argument that names nothing but has glob characters (``*``, ``?``, ``[``;
+    ``**`` crosses folders) expanded, sorted, keeping those files and searching its folders.  ``excluded(path)`` (e.g. ``Settings.excluded``) drops files and folders found
     by a search or a glob, never a file named as it is.  Returns ``(files, missing)`` where ``missing`` are the
     arguments that name nothing (a glob that matches nothing is missing)."""
     files: list[str] = []
@@ -214,7 +250,7 @@ def expand_paths(paths: Iterable[str], excluded: Callable[[str], bool] | None = 
                     continue
                 if os.path.isdir(h):
                     files.extend(_walk(h, excluded))
-                elif h.endswith(PTX_SUFFIXES):
+                elif h.endswith(PTX_SUFFIXES + SOURCE_SUFFIXES):
                     files.append(h)
         else:
             missing.append(p)

@@ -1,0 +1,185 @@
+"""Compile mode (``tmemlint --compile kernel.cu``): nvcc makes the PTX, tmemlint lints it, and every finding is
+mapped back to the CUDA source through the PTX line info.
+
+nvcc is found on ``PATH``, else as ``$CUDA_HOME/bin/nvcc`` (or ``$CUDA_PATH``).  It runs as an argument list
+(never through a shell), from the source file's folder, with a time limit, as
+
+    nvcc [--nvcc-arg ...] [-DNAME=VALUE ...] -arch=sm_100a -ptx -lineinfo -o TMP/out.ptx FILE
+
+(``-arch`` is left out when the extra arguments choose the architecture).  Everything nvcc writes, its
+temporaries included (``TMPDIR``), goes to one temporary folder that is removed afterwards.  A finding's PTX line
+is mapped to the ``.loc`` of the instruction on that line: the ``.cu`` file, line and column; the call sites of
+inlined functions (``inlined_at``) become related locations.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+from tmemlint.engine import CheckError
+from tmemlint.findings import Finding, Related
+from tmemlint.frontend.parser import PTXSyntaxError, parse_text
+from tmemlint.ir import Instruction, Module, SourcePos
+
+#: Seconds nvcc may run for one file.
+NVCC_TIMEOUT = 300
+_ARCH_FLAGS = ("-arch", "--gpu-architecture", "-gencode", "--generate-code", "-code", "--gpu-code")
+
+
+class CompileError(CheckError):
+    """nvcc could not be run or rejected the file; the message says why (nvcc's own message included)."""
+
+
+def find_nvcc() -> str | None:
+    """Path of nvcc: on PATH, else ``$CUDA_HOME/bin/nvcc`` or ``$CUDA_PATH/bin/nvcc``; None when there is none."""
+    found = shutil.which("nvcc")
+    if found:
+        return found
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        home = os.environ.get(var)
+        if home:
+            cand = os.path.join(home, "bin", "nvcc")
+            if os.path.isfile(cand) and os.access(cand, os.X_OK):
+                return cand
+    return None
+
+
+def nvcc_command(nvcc: str, source: str, out: str, nvcc_args=(), defines: dict[str, str] | None = None) -> list[str]:
+    """The nvcc argument list for ``source`` (a file name relative to the working folder) → ``out``."""
+    args = list(nvcc_args)
+    cmd = [nvcc, *args]
+    for name, value in (defines or {}).items():
+        cmd.append(f"-D{name}={value}")
+    if not any(a == f or a.startswith(f + "=") for a in args for f in _ARCH_FLAGS):
+        cmd.append("-arch=sm_100a")
+    cmd += ["-ptx", "-lineinfo", "-o", out]
+    if not source.endswith(".cu"):
+        cmd += ["-x", "cu"]
+    cmd.append(source)
+    return cmd
+
+
+def compile_to_ptx(text: str, path: str, nvcc_args=(), defines: dict[str, str] | None = None,
+                   timeout: float = NVCC_TIMEOUT) -> str:
+    """The PTX nvcc makes from ``path`` (``text`` is compiled from a temporary copy when ``path`` is not a file).
+    Raises CompileError."""
+    nvcc = find_nvcc()
+    if nvcc is None:
+        raise CompileError("--compile needs nvcc: it is not on PATH and CUDA_HOME/bin has none")
+    with tempfile.TemporaryDirectory(prefix="tmemlint-nvcc-") as tmp:
+        if os.path.isfile(path):
+            folder, name = os.path.split(os.path.abspath(path))
+        else:
+            folder, name = tmp, os.path.basename(path) or "input.cu"
+            with open(os.path.join(tmp, name), "w", encoding="utf-8") as fh:
+                fh.write(text)
+        out = os.path.join(tmp, "out.ptx")
+        env = dict(os.environ, TMPDIR=tmp, TMP=tmp, TEMP=tmp)
+        cmd = nvcc_command(nvcc, name, out, nvcc_args, defines)
+        try:
+            proc = subprocess.run(cmd, cwd=folder, env=env, capture_output=True, text=True, timeout=timeout,
+                                  shell=False, check=False)
+        except subprocess.TimeoutExpired:
+            raise CompileError(f"nvcc did not finish within {timeout:g} s") from None
+        except OSError as e:
+            raise CompileError(f"nvcc could not be run: {e.strerror or e}") from None
+        if proc.returncode != 0:
+            msg = (proc.stderr or proc.stdout or "").strip()
+            raise CompileError(f"nvcc failed (exit {proc.returncode}):\n{msg}" if msg else
+                               f"nvcc failed (exit {proc.returncode})")
+        try:
+            with open(out, encoding="utf-8", errors="replace") as fh:
+                return fh.read()
+        except OSError as e:
+            raise CompileError(f"nvcc wrote no PTX ({e.strerror or e})") from None
+
+
+class _SourceMapper:
+    """Maps PTX lines of a module to source positions (the ``.loc`` of the instruction on the line)."""
+
+    def __init__(self, module: Module, path: str):
+        self.path = path
+        self.real = os.path.realpath(path)
+        self.folder = os.path.dirname(path)
+        self.by_line: dict[int, Instruction] = {}
+        self.first_of_fn: dict[str, Instruction] = {}
+        for fn in module.functions:
+            for inst in fn.instructions:
+                if inst.src is None:
+                    continue
+                self.by_line.setdefault(inst.span.line, inst)
+                self.first_of_fn.setdefault(fn.name, inst)
+
+    def file(self, name: str) -> str:
+        if not os.path.isabs(name):
+            cand = os.path.join(self.folder, name)
+            return self.path if os.path.realpath(cand) == self.real else os.path.normpath(cand)
+        return self.path if os.path.realpath(name) == self.real else name
+
+    def src(self, line: int, function: str | None) -> SourcePos | None:
+        inst = self.by_line.get(line)
+        if inst is None and function is not None:
+            inst = self.first_of_fn.get(function)
+        return inst.src if inst is not None else None
+
+
+def map_findings(findings: list[Finding], module: Module, path: str) -> list[Finding]:
+    """PTX findings of ``module`` moved to the source positions of their instructions (``path`` is how the
+    source file is shown); one finding per (file, line, column, code)."""
+    m = _SourceMapper(module, path)
+    out = []
+    seen = set()
+    for f in findings:
+        src = m.src(f.line, f.function)
+        if src is None:
+            where = (path, 1, 1)
+        else:
+            where = (m.file(src.file), src.line, max(src.column, 1))
+        related = []
+        for r in f.related:
+            rs = m.src(r.line, None)
+            if rs is not None:
+                related.append(Related(m.file(rs.file), rs.line, max(rs.column, 1), r.message))
+        if src is not None:
+            for site in src.inlined_at:
+                related.append(Related(m.file(site.file), site.line, max(site.column, 1),
+                                       "called from here (inlined)"))
+        key = (where, f.code)
+        if key in seen:
+            continue
+        seen.add(key)
+        message = _LINE_REF.sub(lambda mo: _source_line(mo, m, where[0]), f.message)
+        out.append(Finding(where[0], where[1], where[2], where[1], where[2] + 1, f.code, f.name, f.severity,
+                           message, related, [], f.function))
+    return out
+
+
+_LINE_REF = re.compile(r"\bline (\d+)\b")
+
+
+def _source_line(mo: re.Match, m: _SourceMapper, shown: str) -> str:
+    """``line N`` of a PTX message rewritten to the source line of the instruction on PTX line N."""
+    src = m.src(int(mo.group(1)), None)
+    if src is None:
+        return mo.group(0)
+    f = m.file(src.file)
+    return f"line {src.line}" if f == shown else f"{f}:{src.line}"
+
+
+def lint_compiled(text: str, path: str, options) -> list[Finding]:
+    """Compile ``path`` with nvcc, lint the PTX with ``options``, and return the findings on the source lines.
+    Raises CompileError when nvcc cannot be run or rejects the file."""
+    from tmemlint.engine import _finding, lint_module
+
+    ptx = compile_to_ptx(text, path, options.nvcc_args, options.defines)
+    shown = f"{path} (nvcc PTX)"
+    try:
+        module = parse_text(ptx, shown)
+    except PTXSyntaxError as e:
+        return [_finding(path, "TM900", 1, 1, 2, f"the PTX nvcc made is not readable at its line {e.line}: "
+                                                 f"{e.message}")]
+    return map_findings(lint_module(module, shown, options), module, path)
