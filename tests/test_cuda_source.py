@@ -1,0 +1,146 @@
+"""CUDA sources: source mode (no compiler) against the fixtures' inline expectations, the PTX lint of the
+committed .ptx, and compile mode (nvcc); case 16 of ../shared/cases."""
+
+from __future__ import annotations
+
+import functools
+import re
+import shutil
+
+import pytest
+
+from conftest import EXAMPLES, FIXTURES, SHARED, expectations, needs_shared
+from test_fixtures import _options
+from tmemlint.checks.registry import RULES, load_all
+from tmemlint.compile import map_findings
+from tmemlint.engine import Options, lint_file, lint_module
+from tmemlint.frontend.parser import parse_text
+
+load_all()
+
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc (CUDA toolkit) is not installed")
+CASE16 = SHARED / "cases" / "16_divergent_collective_tcgen05_ld"
+
+
+def _cu_files():
+    files = sorted((FIXTURES / "nvcc").glob("*.cu")) + sorted((FIXTURES / "cuda").glob("*.cu"))
+    return files + sorted(EXAMPLES.glob("*.cu"))
+
+
+def _params(require_ptx: bool = False):
+    out = []
+    for p in _cu_files():
+        if require_ptx and not p.with_suffix(".ptx").exists():
+            continue
+        lines, file_codes = expectations(p)
+        missing = sorted(c for c in {c for _, c in lines} | file_codes if c not in RULES)
+        marks = [pytest.mark.xfail(strict=True, reason=f"{', '.join(missing)} not implemented yet")] if missing else []
+        out.append(pytest.param(p, id=p.relative_to(FIXTURES.parent).as_posix(), marks=marks))
+    return out
+
+
+def _source(path, options=None):
+    """Source-mode findings of ``path`` (with the fixture's options unless given); cached per path."""
+    if options is not None:
+        return lint_file(path, options=options).findings
+    return _source_cached(path)
+
+
+@functools.lru_cache(maxsize=None)
+def _source_cached(path):
+    return tuple(lint_file(path, options=_options(path)).findings)
+
+
+@pytest.mark.parametrize("path", _params())
+def test_source_mode_matches_inline_expectations(path):
+    want_lines, want_file = expectations(path)
+    found = _source(path)
+    got = {(f.line, f.code) for f in found}
+    if want_file:
+        got = {x for x in got if x[1] not in want_file}
+        assert want_file <= {f.code for f in found}
+    assert sorted(got) == sorted(want_lines)
+
+
+@pytest.mark.parametrize("path", _params(require_ptx=True))
+def test_source_mode_codes_equal_the_committed_ptx(path):
+    ptx = path.with_suffix(".ptx")
+    want = sorted({f.code for f in lint_file(ptx, options=_options(ptx)).findings})
+    assert sorted({f.code for f in _source(path)}) == want
+
+
+def test_every_fixture_kernel_is_lowered_without_diagnostics():
+    """No fixture needs TM900/TM901: the C++ of every fixture is understood."""
+    bad = []
+    for p in _cu_files():
+        for f in _source(p, Options(codes={"TM900", "TM901"})):
+            bad.append(f"{p.name}:{f.line}: {f.code} {f.message}")
+    assert bad == []
+
+
+def _one_line_asm(text: str, line: int) -> bool:
+    """Whether source line ``line`` holds a whole asm statement (it maps to one line in nvcc's .loc)."""
+    s = text.splitlines()[line - 1]
+    return bool(re.search(r"\basm\b", s)) and s.rstrip().endswith(";")
+
+
+def _agree(path, mapped, source) -> None:
+    """Compile-mode findings ``mapped`` agree with source mode: the same codes, and the same line wherever the
+    finding is on a line that holds a whole asm statement."""
+    assert sorted({f.code for f in mapped}) == sorted({f.code for f in source})
+    text = path.read_text()
+    got = {(f.line, f.code) for f in mapped if f.path == str(path)}
+    for f in source:
+        if _one_line_asm(text, f.line):
+            assert (f.line, f.code) in got, f"{f.code} at line {f.line} in source mode, not in compile mode"
+
+
+@pytest.mark.parametrize("path", _params(require_ptx=True))
+def test_compile_mode_mapping_agrees_with_source_mode(path):
+    """Compile mode on nvcc's PTX of the fixture (the committed .ptx, made with the same nvcc flags): its
+    findings mapped through .loc to the .cu agree with source mode."""
+    ptx = path.with_suffix(".ptx")
+    opts = _options(path) or Options()
+    module = parse_text(ptx.read_text(), str(ptx))
+    mapped = map_findings(lint_module(module, str(ptx), opts), module, str(path))
+    _agree(path, mapped, _source(path))
+
+
+NVCC_SAMPLES = [FIXTURES / "cuda" / "tk_tm101_leak_bad.cu", FIXTURES / "nvcc" / "tm102_ncols_bad.cu",
+                EXAMPLES / "gemm_leak_bad.cu"]
+
+
+@needs_nvcc
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.name) for p in NVCC_SAMPLES])
+def test_compile_mode_runs_nvcc_and_agrees(path):
+    opts = _options(path) or Options()
+    opts.compile = True
+    res = lint_file(path, options=opts)
+    assert res.error is None
+    _agree(path, res.findings, _source(path))
+
+
+@needs_shared
+@pytest.mark.xfail("TM109" not in RULES, strict=True, reason="TM109 is not implemented yet")
+def test_case16_divergent_collective_in_source():
+    found = lint_file(CASE16 / "bad.cu").findings
+    assert ("TM109", 6) in {(f.code, f.line) for f in found}
+    six = next(f for f in found if f.line == 6)
+    assert six.column == 17  # the asm string, not the statement
+    assert [(r.line, r.message) for r in six.related][-1] == (19, "called from here (inlined)")
+
+
+@needs_shared
+def test_case16_good_is_clean():
+    assert lint_file(CASE16 / "good.cu").findings == []
+
+
+@needs_nvcc
+@needs_shared
+@pytest.mark.xfail("TM109" not in RULES, strict=True, reason="TM109 is not implemented yet")
+def test_case16_compile_mode_maps_to_the_cu_line():
+    found = lint_file(CASE16 / "bad.cu", options=Options(compile=True)).findings
+    assert ("TM109", 6) in {(f.code, f.line) for f in found}
+    six = next(f for f in found if f.line == 6 and f.code == "TM109")
+    assert "line 18" in six.message  # the PTX line of the branch is mapped to the .cu line too
+    assert (19, "called from here (inlined)") in {(r.line, r.message) for r in six.related}

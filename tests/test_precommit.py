@@ -1,0 +1,48 @@
+"""The pre-commit hook (``.pre-commit-hooks.yaml``), run the way users run it: ``pre-commit try-repo`` this
+repository on a temporary git repository that holds one good and one bad CUDA kernel.
+
+``try-repo`` installs the hook from this repository's HEAD plus its uncommitted changes to tracked files, into a
+fresh environment (so it needs the package index for the dependencies, and takes about a minute)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from conftest import FIXTURES, ROOT
+
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+
+def test_hook_definition():
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert [(h["id"], h["entry"], h["language"]) for h in hooks] == [("tmemlint", "tmemlint", "python")]
+    files = re.compile(hooks[0]["files"])
+    assert [n for n in ("k.cu", "k.cuh", "k.ptx", "k.h", "k.cpp", "k.ptx.bak") if files.search(n)] == [
+        "k.cu", "k.cuh", "k.ptx"]
+
+
+@needs_git
+def test_try_repo_reports_the_bad_kernel(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(PRE_COMMIT_HOME=str(tmp_path / "cache"), NO_COLOR="1", PRE_COMMIT_COLOR="never")
+    subprocess.run(["git", "init", "-q"], cwd=work, check=True, env=env)
+    shutil.copy(FIXTURES / "nvcc" / "tm101_leak_good.cu", work / "good.cu")
+    shutil.copy(FIXTURES / "nvcc" / "tm101_leak_bad.cu", work / "bad.cu")
+    (work / "notes.txt").write_text("not a kernel\n")
+    subprocess.run(["git", "add", "."], cwd=work, check=True, env=env)
+    proc = subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "tmemlint", "--all-files",
+                           "--color", "never"], cwd=work, env=env, capture_output=True, text=True, timeout=1200)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    findings = re.findall(r"^(\S+):(\d+):(\d+): (TM\d+) \[(\w+)\]", out, flags=re.M)
+    assert findings == [("bad.cu", "105", "19", "TM101", "error")], out
+    assert "- hook id: tmemlint" in out and "- exit code: 1" in out
