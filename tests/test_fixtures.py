@@ -23,53 +23,37 @@ _EXTEND = re.compile(r"//\s*tmemlint-test:\s*extend-select=([A-Z0-9, ]+)")
 #: analysis), path from the repository root → what the linter gets wrong. xfail(strict=True): fixing the gap makes the
 #: test pass, and then this entry must go.
 KNOWN_GAPS: dict[str, str] = {
-    "fixtures/ptx/tm901_brx_idx_no_branchtargets.ptx":
-        "TM101 on the alloc (line 28): the brx.idx with no .branchtargets is modelled as an edge to EXIT, so the "
-        "allocation looks live at an exit the program does not have (TM901 already says the paths are not analysed)",
-    "fixtures/patterns/fa4_constant_tmem_addresses_bad.ptx":
-        "TM203 missed on the 12 tcgen05.ld/st with a constant column under the 256-column allocation (e.g. line 242, "
-        "[%r2] with %r2 = and.b32 (tid.x << 16), 0x600000, i.e. lane quarter | column 0): the address is a "
-        "tid-derived value with no allocation behind it, but TM203 only checks constant, parameter and symbol "
-        "addresses; the 8 MMA lines with plain constants are reported",
-    "fixtures/patterns/trap_checked_constant_base.ptx":
-        "TM203 false positive on the MMAs (lines 155, 167, 179, 191) and the dealloc (line 378) at constant address 0: "
-        "nvcc compiles `if (tmem_slot != 0) __trap();` to `setp.eq.s32 %p9, %r29, 0; @%p9 bra $L__BB0_9; trap;` "
-        "(lines 126-129), an unguarded trap in the block entered when the base is not 0, and the check is only "
-        "recognised in the form `@%p trap` with %p = (base != constant)",
-    "fixtures/patterns/persistent_loop_alloc_flags.ptx":
-        "TM101, TM105 and TM108 on the alloc (line 100). Its guard is `or.pred %p5, %p3, %p4` (line 95; %p3: "
-        "(tid.x & 96) != 32, i.e. not warp 1; %p4: the loop-carried flag %rs7 != 0, %rs7 = 1 after the relinquish, "
-        "line 106): TM108 loses the warp-1 half of the or (reports warps 1-3; with the flag removed it is not "
-        "reported), TM105 follows the back edge to the alloc although %rs7 = 1 there, and TM101 does not pair the "
-        "allocation with warp 0's dealloc under %p12 = tid.x > 31 || ctaid.x >= m*n (lines 413-417, nvcc's form of "
-        "the had_tile flag: the loop ran at least once)",
-    "fixtures/ptx/two_allocs_same_slot_bad.ptx":
-        "TM101 missed on the first alloc (line 25): the second tcgen05.alloc into the same slot (line 26) overwrites "
-        "its address, and the one dealloc of the address loaded from the slot (line 44) is taken as freeing the "
+    'fixtures/patterns/fa4_constant_tmem_addresses_bad.ptx':
+        'TM203 missed on the 12 tcgen05.ld/st with a constant column under the 256-column allocation (e.g. line 242, '
+        '[%r2] with %r2 = and.b32 (tid.x << 16), 0x600000, i.e. lane quarter | column 0): the address is a tid-'
+        'derived value with no allocation behind it, but TM203 only checks constant, parameter and symbol addresses; '
+        'the 8 MMA lines with plain constants are reported',
+    'fixtures/patterns/persistent_loop_alloc_flags.ptx':
+        'TM101, TM105 and TM108 on the alloc (line 100). Its guard is `or.pred %p5, %p3, %p4` (line 95; %p3: (tid.x &'
+        ' 96) != 32, i.e. not warp 1; %p4: the loop-carried flag %rs7 != 0, %rs7 = 1 after the relinquish, line 106):'
+        ' TM108 loses the warp-1 half of the or (reports warps 1-3; with the flag removed it is not reported), TM105 '
+        'follows the back edge to the alloc although %rs7 = 1 there, and TM101 does not pair the allocation with warp'
+        " 0's dealloc under %p12 = tid.x > 31 || ctaid.x >= m*n (lines 413-417, nvcc's form of the had_tile flag: the"
+        ' loop ran at least once)',
+    'fixtures/ptx/two_allocs_same_slot_bad.ptx':
+        'TM101 missed on the first alloc (line 25): the second tcgen05.alloc into the same slot (line 26) overwrites '
+        'its address, and the one dealloc of the address loaded from the slot (line 44) is taken as freeing the '
         "slot's allocation, so the first 64 columns, whose address no register or slot holds any more, are not "
-        "reported",
-    "fixtures/patterns/ld_wait_next_iteration.ptx":
-        "TM301 on register copies nvcc inserts, not on reads of the source: line 465 `mov.u32 %r238, %r229` copies "
-        "the prologue load's result (line 460) and line 503 `mov.u32 %r229, %r238` the in-loop load's (line 487) "
-        "for the loop-carried value, both before the tcgen05.wait::ld at the top of the loop (line 478); the source "
-        "reads the registers only after that wait, so a mov of a pending destination is a rename, not a use "
-        "(the hand-written ../ptx/ld_wait_next_iteration.ptx, without copies, gives no finding)",
-    "fixtures/ptx/brx_idx_role_dispatch.ptx":
-        "TM101 on the alloc (line 69) and TM108 on both deallocs (lines 109, 116, 'warps 2-5'): the brx.idx %r5 "
-        "(line 82, %r5 = min(warp, 2)) is followed as if every warp could take every target of $L_roles, so warp 1 "
-        "seems to exit through the producer or epilogue role with the allocation live and warps 2-5 seem to reach "
-        "the owner's deallocs; the same file with the dispatch written as setp.eq/@p bra gives no finding",
-    "fixtures/ptx/brx_idx_role_dispatch_bad.ptx":
-        "TM108 false positive on the remaining dealloc (line 103, 'warps 2-5'), the brx.idx gap of "
-        "brx_idx_role_dispatch.ptx; the expected TM101 on the alloc (line 63) is reported",
-    "fixtures/ptx/triton_same_predicate_bad.ptx":
-        "TM206 missed on the st.shared at line 33: its address global_smem + (tid.x << 2) (offset 0 for thread 0, "
-        "the slot's bytes) is abstracted to global_smem at an unknown offset ('symx'), which TM206 matches only when "
-        "the slot's variable has at most 16 bytes (global_smem is an extern array of unknown size)",
-    "fixtures/patterns/func_callee_alloc_dealloc_bad.ptx":
-        "TM101 missed: the only tcgen05.alloc (line 26) is in the .func _Z10tmem_allocPj, which the kernel calls "
-        "under warp == 0 (line 273) and nothing frees; allocations are not followed from a callee into its caller (the kernel "
-        "has no alloc of its own, the callee is not an exit of the program), so the leak is not seen",
+        'reported',
+    'fixtures/patterns/ld_wait_next_iteration.ptx':
+        'TM301 on register copies nvcc inserts, not on reads of the source: line 465 `mov.u32 %r238, %r229` copies '
+        "the prologue load's result (line 460) and line 503 `mov.u32 %r229, %r238` the in-loop load's (line 487) for "
+        'the loop-carried value, both before the tcgen05.wait::ld at the top of the loop (line 478); the source reads'
+        ' the registers only after that wait, so a mov of a pending destination is a rename, not a use (the hand-'
+        'written ../ptx/ld_wait_next_iteration.ptx, without copies, gives no finding)',
+    'fixtures/ptx/triton_same_predicate_bad.ptx':
+        'TM206 missed on the st.shared at line 33: its address global_smem + (tid.x << 2) (offset 0 for thread 0, the'
+        " slot's bytes) is abstracted to global_smem at an unknown offset ('symx'), which TM206 matches only when the"
+        " slot's variable has at most 16 bytes (global_smem is an extern array of unknown size)",
+    'fixtures/patterns/func_callee_alloc_dealloc_bad.ptx':
+        'TM101 missed: the only tcgen05.alloc (line 26) is in the .func _Z10tmem_allocPj, which the kernel calls '
+        'under warp == 0 (line 273) and nothing frees; allocations are not followed from a callee into its caller '
+        '(the kernel has no alloc of its own, the callee is not an exit of the program), so the leak is not seen',
 }
 
 

@@ -35,7 +35,8 @@ class CFG:
     """Blocks of one function and their graph.
 
     ``graph`` nodes are block ids plus ``ENTRY``, ``EXIT`` and ``ABORT``; an edge may carry ``cond=(Guard, taken)``
-    when it is the taken (True) or fall-through (False) side of a guarded branch.  ``unresolved`` lists ``brx.idx``
+    when it is the taken (True) or fall-through (False) side of a guarded branch, and ``case=k`` when it is
+    entry k of a ``brx.idx`` table.  ``unresolved`` lists ``brx.idx``
     instructions whose target list could not be found (TM901)."""
 
     function: Function
@@ -129,11 +130,15 @@ def build_cfg(fn: Function) -> CFG:
             table = _target(last) if len(last.operands) > 1 else None
             names = fn.branch_targets.get(table or "")
             if not names:
-                unresolved.append(last)
-                g.add_edge(s, EXIT)
-            for name in names or ():
+                unresolved.append(last)  # TM901; the paths through it are not analysed (no edge to EXIT)
+                g.add_edge(s, ABORT)
+            for k, name in enumerate(names or ()):
                 tgt = block_for_label(name)
-                g.add_edge(s, tgt if tgt is not None else EXIT)
+                tgt = tgt if tgt is not None else EXIT
+                if g.has_edge(s, tgt):
+                    g[s][tgt]["cases"] = g[s][tgt].get("cases", ()) + (k,)
+                else:
+                    g.add_edge(s, tgt, cases=(k,))
             if guard is not None:
                 g.add_edge(s, fall)
         elif op in ("ret", "exit", "trap"):

@@ -95,6 +95,25 @@ class PropertySimulation:
             if f is not None:
                 yield outcome, f
 
+    def _brx_cases(self, inst: Instruction) -> set[int] | None:
+        """Table entries a ``brx.idx`` can take in this warp class, when its index depends only on %tid.x."""
+        from tmemlint.analysis.values import TOP, eval_tid
+
+        if not inst.operands:
+            return None
+        v = self.va.value(inst, inst.operands[0])
+        if v is TOP:
+            return None
+        if v[0] == "c":
+            return {v[1]}
+        if v[0] != "tid":
+            return None
+        vals: set[int] = set()
+        for w in self.oracle.klass.warps:
+            lo = 32 * w
+            vals.update(eval_tid(v[1], range(lo, min(lo + 32, self.oracle.klass.n_threads))))
+        return vals
+
     def run(self) -> list[ExitState]:
         """Simulate; returns the states reaching EXIT.  Raises BudgetExceeded."""
         cfg = self.cfg
@@ -177,9 +196,15 @@ class PropertySimulation:
                         old = nxt.get(p)
                         nxt[p] = f if old is None else (old & f)
                 states = nxt
-            # route to successors
+            # route to successors; a brx.idx whose index is a function of the thread index goes only to the
+            # table entries that the threads of this class select
+            cases = self._brx_cases(last) if last is not None and last.op == "brx" else None
             for prop, facts in states.items():
                 for succ in g.successors(node):
+                    if cases is not None:
+                        ks = g[node][succ].get("cases")
+                        if ks is not None and not (set(ks) & cases):
+                            continue
                     if succ == EXIT and last is not None and last.op in ("ret", "exit"):
                         continue  # already delivered above (a guarded ret falls through here otherwise)
                     if succ == "abort":

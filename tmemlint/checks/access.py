@@ -110,13 +110,20 @@ def _trap_checked_constants(ctx) -> set[int]:
     trap``): an address c after such a check is the allocation's base."""
     va = ctx.values
     out = set()
-    for inst in ctx.function.instructions:
-        if inst.op == "trap" and inst.guard is not None:
-            v = va.reg_value(inst, inst.guard.reg)
-            if v is not TOP and v[0] == "cmp":
-                for a, b in ((v[2], v[3]), (v[3], v[2])):
-                    if a is not TOP and a[0] == "tmem" and b is not TOP and b[0] == "c":
-                        out.add(b[1])
+    insts = ctx.function.instructions
+    if not any(i.op == "trap" for i in insts):
+        return out
+    for inst in insts:
+        # `@%p trap` with %p = (base != c) (hand-written), or nvcc's `@%p bra L; trap; L:` with %p = (base == c)
+        if inst.guard is None or inst.op not in ("trap", "bra"):
+            continue
+        if inst.op == "bra" and not (inst.index + 1 < len(insts) and insts[inst.index + 1].op == "trap"):
+            continue
+        v = va.reg_value(inst, inst.guard.reg)
+        if v is not TOP and v[0] == "cmp" and v[1] in ("eq", "ne"):
+            for a, b in ((v[2], v[3]), (v[3], v[2])):
+                if a is not TOP and a[0] == "tmem" and b is not TOP and b[0] == "c":
+                    out.add(b[1])
     return out
 
 
