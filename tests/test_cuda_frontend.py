@@ -96,7 +96,8 @@ def test_include_guard_and_system_headers_are_decidable():
 
 
 def test_function_like_macro_builds_the_asm_text():
-    before = '#define TMEM_FREE(a, n) asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, " #n ";" :: "r"(a))\n'
+    before = ('#define TMEM_FREE(a, n) asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, " #n ";" '
+              ':: "r"(a))\n')
     src = before + kernel("128").replace(
         'asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;" :: "r"(base), "n"(128));',
         "TMEM_FREE(base, 64);")
@@ -186,11 +187,14 @@ __global__ void k() {
     assert mov.span.line == 8
 
 
-def test_unroll_pragmas():
-    loop = "#pragma unroll{}\n  for (int i = 0; i < 4; ++i) asm volatile(\"tcgen05.fence::after_thread_sync;\");"
+def test_constant_trip_loops_are_unrolled():
+    loop = "{}\n  for (int i = 0; i < {}; ++i) asm volatile(\"tcgen05.fence::after_thread_sync;\");"
     count = lambda fn: sum(1 for i in fn.instructions if i.family == "tcgen05.fence::after_thread_sync")  # noqa: E731
-    assert count(lowered(kernel(body=loop.format("")))) == 1 + 4
-    assert count(lowered(kernel(body=loop.format(" 1")))) == 1 + 1
+    assert count(lowered(kernel(body=loop.format("", 16)))) == 1 + 16
+    assert count(lowered(kernel(body=loop.format("#pragma unroll 1", 16)))) == 1 + 16  # exact values, same program
+    assert count(lowered(kernel(body=loop.format("", 32)))) == 1 + 1
+    assert count(lowered(kernel(body=loop.format("#pragma unroll 1", 32)))) == 1 + 1
+    assert count(lowered(kernel(body=loop.format("#pragma unroll", 32)))) == 1 + 32
 
 
 def test_constexpr_function_with_a_loop_is_evaluated():
@@ -341,7 +345,8 @@ def test_compile_error_is_reported_with_nvcc_message(tmp_path):
 @needs_nvcc
 def test_compile_mode_writes_nothing_next_to_the_source(tmp_path):
     src = tmp_path / "k.cu"
-    src.write_text(kernel("COLS_", before="#ifndef COLS_\n#define COLS_ 128\n#endif\n").replace('"n"(COLS_)', '"r"(COLS_)'))
+    text = kernel("COLS_", before="#ifndef COLS_\n#define COLS_ 128\n#endif\n")
+    src.write_text(text.replace('"n"(COLS_)', '"r"(COLS_)'))
     out = _cli("--compile", "--nvcc-arg=-DCOLS_=96", str(src))
     assert out.returncode == 1
     assert [line.split(":")[1] for line in out.stdout.splitlines()] == ["10", "20"]

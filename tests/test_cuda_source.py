@@ -22,12 +22,42 @@ needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc (CUDA
 CASE16 = SHARED / "cases" / "16_divergent_collective_tcgen05_ld"
 
 
+#: Fixtures whose expectations source mode does not meet yet, path → what it gets wrong (strict xfail: fixing the
+#: gap makes the test pass, and then the entry must go).
+SOURCE_GAPS: dict[str, str] = {
+    "fixtures/patterns/fa4_constant_tmem_addresses_bad.cu":
+        "TM203 missed on the tcgen05.ld/st (lines 43, 49), as in PTX mode: their addresses are tid-derived values "
+        "with no allocation behind them, which TM203 does not check (see KNOWN_GAPS of test_fixtures.py)",
+    "fixtures/patterns/persistent_loop_alloc_flags.cu":
+        "TM101 and TM105 on the alloc (line 54) and TM305 on the dealloc (line 86): the loop-carried flags "
+        "`allocated` and `had_tile` are registers joined at the loop head, so the analyses do not see that the "
+        "alloc runs once and that the dealloc runs exactly when the loop ran (PTX mode has the TM101/TM105 gap too)",
+    "fixtures/patterns/persistent_loop_alloc_flags_bad.cu":
+        "TM305 on the dealloc (line 83), the `had_tile` flag gap of persistent_loop_alloc_flags.cu",
+}
+#: Fixtures where the PTX lint of the committed .ptx and source mode give different codes because one of them has a
+#: known gap, path → which (strict xfail).
+MODES_DIFFER: dict[str, str] = {
+    "fixtures/patterns/func_callee_alloc_dealloc_bad.cu":
+        "PTX mode misses the TM101 (the alloc is in a .func callee, not followed into the kernel); source mode inlines "
+        "the callee and reports it",
+    "fixtures/patterns/ld_wait_next_iteration.cu":
+        "PTX mode reports TM301 on register copies nvcc inserts for the loop-carried value; source mode unrolls the "
+        "16-iteration loop and is clean",
+    "fixtures/patterns/persistent_loop_alloc_flags.cu":
+        "both modes miss the flag correlation, differently: PTX adds TM108 (the or of the warp and flag predicates), "
+        "source mode TM305 (the had_tile flag)",
+    "fixtures/patterns/persistent_loop_alloc_flags_bad.cu": "source mode adds TM305 (the had_tile flag gap)",
+}
+
+
 def _cu_files():
     files = sorted((FIXTURES / "nvcc").glob("*.cu")) + sorted((FIXTURES / "cuda").glob("*.cu"))
+    files += sorted((FIXTURES / "patterns").glob("*.cu"))
     return files + sorted(EXAMPLES.glob("*.cu"))
 
 
-def _params(require_ptx: bool = False):
+def _params(require_ptx: bool = False, gaps: dict[str, str] | None = None):
     out = []
     for p in _cu_files():
         if require_ptx and not p.with_suffix(".ptx").exists():
@@ -35,7 +65,10 @@ def _params(require_ptx: bool = False):
         lines, file_codes = expectations(p)
         missing = sorted(c for c in {c for _, c in lines} | file_codes if c not in RULES)
         marks = [pytest.mark.xfail(strict=True, reason=f"{', '.join(missing)} not implemented yet")] if missing else []
-        out.append(pytest.param(p, id=p.relative_to(FIXTURES.parent).as_posix(), marks=marks))
+        rel = p.relative_to(FIXTURES.parent).as_posix()
+        if gaps and rel in gaps:
+            marks.append(pytest.mark.xfail(strict=True, reason=gaps[rel]))
+        out.append(pytest.param(p, id=rel, marks=marks))
     return out
 
 
@@ -51,7 +84,7 @@ def _source_cached(path):
     return tuple(lint_file(path, options=_options(path)).findings)
 
 
-@pytest.mark.parametrize("path", _params())
+@pytest.mark.parametrize("path", _params(gaps=SOURCE_GAPS))
 def test_source_mode_matches_inline_expectations(path):
     want_lines, want_file = expectations(path)
     found = _source(path)
@@ -62,7 +95,7 @@ def test_source_mode_matches_inline_expectations(path):
     assert sorted(got) == sorted(want_lines)
 
 
-@pytest.mark.parametrize("path", _params(require_ptx=True))
+@pytest.mark.parametrize("path", _params(require_ptx=True, gaps=MODES_DIFFER))
 def test_source_mode_codes_equal_the_committed_ptx(path):
     ptx = path.with_suffix(".ptx")
     want = sorted({f.code for f in lint_file(ptx, options=_options(ptx)).findings})
@@ -95,7 +128,7 @@ def _agree(path, mapped, source) -> None:
             assert (f.line, f.code) in got, f"{f.code} at line {f.line} in source mode, not in compile mode"
 
 
-@pytest.mark.parametrize("path", _params(require_ptx=True))
+@pytest.mark.parametrize("path", _params(require_ptx=True, gaps=MODES_DIFFER))
 def test_compile_mode_mapping_agrees_with_source_mode(path):
     """Compile mode on nvcc's PTX of the fixture (the committed .ptx, made with the same nvcc flags): its
     findings mapped through .loc to the .cu agree with source mode."""

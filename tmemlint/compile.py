@@ -152,7 +152,7 @@ def map_findings(findings: list[Finding], module: Module, path: str) -> list[Fin
         if key in seen:
             continue
         seen.add(key)
-        message = _LINE_REF.sub(lambda mo: _source_line(mo, m, where[0]), f.message)
+        message = _LINE_REF.sub(lambda mo, shown=where[0]: _source_line(mo, m, shown), f.message)
         out.append(Finding(where[0], where[1], where[2], where[1], where[2] + 1, f.code, f.name, f.severity,
                            message, related, [], f.function))
     return out

@@ -299,7 +299,9 @@ class Preprocessor:
         name = sig[1][1] if len(sig) > 1 else ""
         rest_sig = sig[2:]
         # tokens after the directive name, whitespace kept (for #define)
-        k = next((i for i, t in enumerate(line_toks) if t is sig[1]), len(line_toks)) if len(sig) > 1 else len(line_toks)
+        k = len(line_toks)
+        if len(sig) > 1:
+            k = next((i for i, t in enumerate(line_toks) if t is sig[1]), k)
         after = [t for t in line_toks[k + 1:] if t[0] != "nl"]
         keep = False
         if name in ("if", "ifdef", "ifndef"):

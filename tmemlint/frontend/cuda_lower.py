@@ -14,9 +14,9 @@ The analyses and rules of tmemlint run on PTX.  Source mode gives them a PTX-sha
 * **Control flow** becomes labels and guarded ``bra``: ``&&``/``||`` short-circuit, a condition that folds to a
   constant keeps only the live branch (as nvcc does), a condition that cannot be translated tests an opaque
   register named after its text (the same text gives the same register, so repeated tests correlate).
-  ``return`` in a kernel is ``ret``.  Loops with a constant trip count are unrolled (at most 16 iterations, 256
-  under ``#pragma unroll``; never under ``#pragma unroll 1``), so that per-iteration constants (an instruction
-  descriptor built from the loop index) stay constants.
+  ``return`` in a kernel is ``ret``.  Loops with a constant trip count are unrolled (up to 16 iterations, also
+  under ``#pragma unroll 1``; up to 256 under ``#pragma unroll``), so that per-iteration values (an instruction
+  descriptor built from the loop index, a load issued in all but the last iteration) are exact.
 * **Calls** to functions defined in the file are inlined (depth ≤ 24, no recursion); ``constexpr`` functions
   with constant arguments are evaluated.  Calls to anything else return an opaque value.
 
@@ -76,7 +76,8 @@ from tmemlint.ir import (
 MAX_INLINE_DEPTH = 24
 #: Instructions one lowered function may have.
 MAX_INSTRUCTIONS = 60_000
-#: Trip counts unrolled without a pragma / under ``#pragma unroll``.
+#: Trip counts unrolled without a pragma (or under ``#pragma unroll 1``: unrolling only makes the analysis exact) /
+#: under ``#pragma unroll``.
 UNROLL_DEFAULT = 16
 UNROLL_PRAGMA = 256
 
@@ -967,9 +968,8 @@ class Lowering:
 
     def _unroll_plan(self, init, cexpr, upd, body, pragma):
         """``(name, type, [values])`` when the loop has a constant trip count small enough to unroll."""
-        if pragma and len(pragma) > 1 and pragma[1] in ("1", "(1)"):
-            return None
-        limit = UNROLL_PRAGMA if pragma else UNROLL_DEFAULT
+        no_unroll = bool(pragma) and len(pragma) > 1 and pragma[1] in ("1", "(1)")
+        limit = UNROLL_DEFAULT if (no_unroll or not pragma) else UNROLL_PRAGMA
         if init is None or init.type != "declaration" or cexpr is None or upd is None:
             return None
         decls = init.children_by_field_name("declarator")
@@ -1274,7 +1274,9 @@ class Lowering:
             return r
         if t == "this":
             fr = self.frame
-            return AliasLV(V(None, ptr_to(fr.this.ty), (fr.this, None))) if fr.this is not None else UnknownLV("this")
+            if fr.this is None:
+                return UnknownLV("this")
+            return AliasLV(V(None, ptr_to(fr.this.ty), (fr.this, None)))
         if t == "cast_expression" or t == "conditional_expression" or t == "assignment_expression":
             return AliasLV(self.value(n))
         return AliasLV(self.value(n))
@@ -1710,7 +1712,8 @@ class Lowering:
         if t.kind == "ptr":
             if v.ref is not None:
                 base, i = v.ref
-                if isinstance(base, AggLV) and t.elem is not None and base.ty.kind == "array" and base.ty.elem == t.elem:
+                if (isinstance(base, AggLV) and t.elem is not None and base.ty.kind == "array"
+                        and base.ty.elem == t.elem):
                     return V(None, t, v.ref)
                 if isinstance(base, (RegLV, AliasLV)) and i is None and base.ty == t.elem:
                     return V(None, t, v.ref)
