@@ -53,6 +53,9 @@ class Lifecycle:
         self.growth: dict[int, int] = {}
         #: alloc index -> columns held by this thread including the new allocation, when over 512 (TM106)
         self.over_budget: dict[int, int] = {}
+        #: alloc indices executed while this thread still held an allocation written to the same slot (TM101:
+        #: the earlier allocation's address is overwritten, so it can never be freed)
+        self.realloc: set[int] = set()
         sites = ctx.sites
         self._alloc_idx = {a.index for a in sites.allocs}
         self._dealloc_idx = {d.index for d in sites.deallocs}
@@ -84,6 +87,8 @@ class Lifecycle:
                 if idx not in run.executed:
                     run.executed[idx] = facts
             if idx in self._alloc_idx:
+                if ("a", sites.slot_of[idx]) in prop:
+                    self.realloc.add(idx)
                 for p in prop:
                     if p[0] == "r":
                         self.after_relinquish.setdefault(idx, p[1])

@@ -136,18 +136,21 @@ def unallocated_access(ctx):
     if not fn.is_entry:
         return
     full = any(ctx.sites.ncols.get(a.index) == 512 for a in ctx.sites.allocs)
-    checked = None
+    checked = _trap_checked_constants(ctx)
     names = _slot_symbols(ctx)
     for inst, k, v in _tmem_operands(ctx):
         if v is TOP:
             continue
         if v[0] == "c":
-            if full or (checked := checked if checked is not None else _trap_checked_constants(ctx)) and \
-                    (v[1] & 0xFFFF) in checked:
+            if full or (v[1] & 0xFFFF) in checked:
                 continue
             why = f"the constant address {v[1]:#x}"
         elif v[0] == "param":
             why = f"a value loaded from kernel parameter {v[1]}"
+        elif v[0] == "tid":
+            if full or checked:
+                continue
+            why = "an address computed from the thread index alone"
         elif v[0] in ("sym", "symx") and v[1] not in names:
             why = f"an address inside variable {v[1]}"
         else:

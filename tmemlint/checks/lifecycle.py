@@ -17,6 +17,18 @@ def tmem_leak(ctx):
     lc = ctx.lifecycle
     sites = ctx.sites
     seen = set()
+    for again in sorted(lc.realloc):
+        slot = sites.slot_of[again]
+        earlier = [a for a in sites.allocs_of_slot(slot) if a.index != again]
+        if not earlier or again in lc.after_relinquish:
+            continue  # the same alloc in a loop (freed from another warp), or an alloc that traps (TM105)
+        seen.add(slot)
+        first = earlier[0]
+        insts = ctx.function.instructions
+        ctx.report("TM101", first, f"the TMEM address allocated here is overwritten in slot {slot[1]} by the "
+                                   f"tcgen05.alloc at line {insts[again].span.line} before it is freed: these "
+                                   f"columns can no longer be deallocated",
+                   [(insts[again], "the slot is written again here")])
     for alloc in sites.allocs:
         slot = sites.slot_of[alloc.index]
         if slot in seen:
