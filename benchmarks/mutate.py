@@ -225,6 +225,8 @@ class Mutant:
     consequences: tuple = ()
     ptx_lines: list[int] = field(default_factory=list)  # original lines worth quoting in a report
     anchor: int = 0  # original line of the instruction the mutation is about (dealloc, alloc, wait, add, ...)
+    #: what tmemlint's own analyses know that bears on detecting this mutant (shown with a miss)
+    note: str = ""
 
     @property
     def mid(self) -> str:
@@ -761,6 +763,19 @@ def _scale_mutants(fa: FileAnalysis, ctx, faults) -> tuple[list[Mutant], list[No
         lo = min(los)
         return lo + ((n // 2) & ~3) if n else lo
 
+    def tmemlint_view(m) -> str:
+        """What tmemlint's value analysis knows about an MMA's accumulator (for the report of a miss)."""
+        k = 4 if m.has("sp") else 3
+        iv = va.value(m, m.operands[k]) if k < len(m.operands) else TOP
+        dv = va.value(m, m.operands[0])
+        bits = []
+        if iv is TOP or iv[0] != "c":
+            bits.append(f"tmemlint's value of the idesc {m.operands[k].name if type(m.operands[k]) is Reg else ''} "
+                        f"at line {m.span.line} is not a constant, so TM401 cannot decode N")
+        if dv is TOP or dv[0] != "tmem" or dv[2] is None:
+            bits.append(f"tmemlint's value of the accumulator address at line {m.span.line} has no constant column")
+        return "; ".join(bits)
+
     def extent(m) -> str:
         _, los, n = acc(m)
         where = f"column {min(los)}" if len(los) == 1 else \
@@ -832,7 +847,7 @@ def _scale_mutants(fa: FileAnalysis, ctx, faults) -> tuple[list[Mutant], list[No
                                f"'{stmt}' at line {d.span.line} -> constant {newc} (column {tcol}, inside the "
                                f"accumulator {extent(m0)} of the MMA at line {m0.span.line})", ed, expect,
                                ptx_lines=sorted({d.span.line, m0.span.line, *(u.span.line for u, _ in uses)}),
-                               anchor=d.span.line))
+                               anchor=d.span.line, note=tmemlint_view(m0)))
 
     if "tm401-cp" in faults:
         seen = set()
@@ -877,7 +892,11 @@ def _scale_mutants(fa: FileAnalysis, ctx, faults) -> tuple[list[Mutant], list[No
             fr.apply(ed)
             muts.append(Mutant(src, "tm401-cp", f"tcgen05.cp at line {c.span.line} writes column {tcol}, inside the "
                                                 f"accumulator {extent(m0)} of the MMA at line {m0.span.line}", ed,
-                               [("TM401", (c.span.line,))], ptx_lines=[c.span.line, m0.span.line], anchor=c.span.line))
+                               [("TM401", (c.span.line,))], ptx_lines=[c.span.line, m0.span.line],
+                               anchor=c.span.line,
+                               note="; ".join(x for x in (
+                                   "only the cp moves: the MMAs' scale operands stay outside the accumulator",
+                                   tmemlint_view(m0)) if x)))
     return muts, nas
 
 
@@ -1041,6 +1060,26 @@ def _run_one(m: Mutant, use_ptxas: bool) -> Result:
 # ---------------------------------------------------------------------------------------------------- report
 
 
+def _revision() -> str:
+    """The commit of the checkout, and whether tmemlint/ has uncommitted changes (the run used the working tree)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "tmemlint", "grammars"], cwd=ROOT).returncode
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown revision"
+    return f"commit {head}" + (" with uncommitted changes in tmemlint/ (the working tree was run)" if dirty else "")
+
+
+def _ptxas_version() -> str:
+    try:
+        out = subprocess.run(["ptxas", "--version"], capture_output=True, text=True).stdout
+    except OSError:
+        return "unknown"
+    m = re.search(r"release ([\d.]+), (V[\d.]+)", out)
+    return f"{m.group(1)} ({m.group(2)})" if m else "unknown"
+
+
 def _pct(d: int, n: int) -> str:
     return "–" if n == 0 else f"{d}/{n} ({100.0 * d / n:.0f}%)"
 
@@ -1059,6 +1098,8 @@ def report(results: list[Result], nas: list[NotApplicable], sources: list[Source
                f"{len(run)} checked, {len(det)} detected with the right code on the right line, "
                f"{len(spur)} with spurious error findings on untouched lines. "
                f"{len(nas)} candidate sites not applicable (listed below).")
+    out.append("")
+    out.append(f"tmemlint: {_revision()}; ptxas: {_ptxas_version() if use_ptxas else 'not run'}.")
     out.append("")
     out.append("Recall = mutants reported with the expected code on every expected line / mutants that assemble. "
                "Spurious = mutants with a new error-level finding on a line the mutation did not touch.")
@@ -1120,6 +1161,16 @@ def report(results: list[Result], nas: list[NotApplicable], sources: list[Source
     misses = [r for r in run if r.status == "missed"]
     if not misses:
         out.append("None.")
+    else:
+        groups: dict[tuple, list[Result]] = {}
+        for r in misses:
+            groups.setdefault((r.mutant.fault, r.mutant.source.compiler, _generic(r.mutant.note)), []).append(r)
+        out.append("| kind | compiler | mutants | files | what tmemlint knows there |")
+        out.append("|---|---|---|---|---|")
+        for (fk, comp, note), rs in groups.items():
+            files = ", ".join(sorted({f"`{Path(r.mutant.source.name).name}`" for r in rs}))
+            out.append(f"| {fk} | {comp} | {len(rs)} | {files} | {note or '–'} |")
+        out.append("")
     for r in misses:
         out += _detail(r, "missed")
     out.append("")
@@ -1191,11 +1242,19 @@ def report(results: list[Result], nas: list[NotApplicable], sources: list[Source
     return "\n".join(out)
 
 
+def _generic(note: str) -> str:
+    """A note without its line numbers and register names, to group misses of one cause."""
+    return re.sub(r" at line \d+", "", re.sub(r" %[\w$]+ ", " ", note))
+
+
 def _detail(r: Result, what: str) -> list[str]:
     m = r.mutant
     out = [f"### `{m.source.name}` {m.fault} ({m.source.compiler})", ""]
     out.append(f"Mutation: {m.description}.")
     out.append("")
+    if m.note and r.missing:
+        out.append(f"What tmemlint knows here: {m.note}.")
+        out.append("")
     exp = ", ".join(f"{c} at line {' or '.join(map(str, ls))}" for c, ls in r.expected_lines)
     out.append(f"Expected: {exp} (mutant line numbers).")
     if r.missing:
