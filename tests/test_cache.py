@@ -1,0 +1,73 @@
+"""The result cache of ``tmemlint.entry``: a re-run on unchanged inputs is answered from the cache, any change to
+an input or a configuration file misses it, and ``--no-cache`` bypasses it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import ROOT
+
+BAD = ROOT.parent / "shared" / "cases" / "01_ncols_not_pow2" / "bad.ptx"
+SRC = """.version 9.0
+.target sm_100a
+.address_size 64
+.visible .entry k()
+{
+  .reg .b32 %r<3>;
+  .shared .align 4 .b32 slot;
+  mov.u32 %r1, 96;
+  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], %r1;
+  ld.shared.b32 %r2, [slot];
+  tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, %r1;
+  ret;
+}
+"""
+
+
+def run(args, cache: Path, cwd: Path):
+    env = dict(os.environ, TMEMLINT_CACHE_DIR=str(cache))
+    env.pop("TMEMLINT_NO_CACHE", None)
+    return subprocess.run([sys.executable, "-m", "tmemlint", *args], capture_output=True, text=True, cwd=cwd,
+                          env=env, timeout=120)
+
+
+def entries(cache: Path) -> list[Path]:
+    return sorted(p for p in cache.rglob("*") if p.is_file())
+
+
+def test_second_run_is_answered_from_the_cache(tmp_path):
+    k = tmp_path / "k.ptx"
+    k.write_text(SRC)
+    cache = tmp_path / "cache"
+    first = run(["--format", "concise", "k.ptx"], cache, tmp_path)
+    assert first.returncode == 1
+    assert [ln.split(":")[1:3] for ln in first.stdout.splitlines()] == [["9", "3"], ["11", "3"]]
+    assert len(entries(cache)) == 1
+    stamp = entries(cache)[0].stat().st_mtime_ns
+    second = run(["--format", "concise", "k.ptx"], cache, tmp_path)
+    assert (second.returncode, second.stdout, second.stderr) == (first.returncode, first.stdout, first.stderr)
+    assert [e.stat().st_mtime_ns for e in entries(cache)] == [stamp]
+
+
+def test_changed_input_or_config_misses_the_cache(tmp_path):
+    k = tmp_path / "k.ptx"
+    k.write_text(SRC)
+    cache = tmp_path / "cache"
+    assert run(["k.ptx"], cache, tmp_path).returncode == 1
+    k.write_text(SRC.replace("96", "128"))
+    assert run(["k.ptx"], cache, tmp_path).returncode == 0
+    (tmp_path / "tmemlint.toml").write_text('ignore = ["TM102"]\n')
+    k.write_text(SRC)
+    assert run(["k.ptx"], cache, tmp_path).returncode == 0
+    assert len(entries(cache)) == 3
+
+
+def test_no_cache_writes_nothing(tmp_path):
+    k = tmp_path / "k.ptx"
+    k.write_text(SRC)
+    cache = tmp_path / "cache"
+    assert run(["--no-cache", "k.ptx"], cache, tmp_path).returncode == 1
+    assert entries(cache) == []

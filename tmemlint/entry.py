@@ -1,0 +1,150 @@
+"""Console entry point with a content-hash result cache.
+
+A check of unchanged inputs (a pre-commit hook or an editor running again) is answered from the cache without
+importing the parser or the analyses: the key is a SHA-256 over the tool version, the command-line arguments, the
+working directory, and the bytes of every input file and of every configuration file that could apply to it
+(``pyproject.toml`` / ``tmemlint.toml`` in its folder and above).  The cached value is the run's standard output,
+standard error and exit code.  Only runs whose output does not go to a terminal are cached (colour and progress
+bars depend on it), and only plain ``check`` runs over files (no ``-``, no folders, no ``--write-baseline``).
+
+The cache lives in ``$TMEMLINT_CACHE_DIR``, else ``$XDG_CACHE_HOME/tmemlint``, else ``~/.cache/tmemlint``;
+``--no-cache`` (or ``TMEMLINT_NO_CACHE=1``) bypasses it.  Entries are small files named by the key; a corrupt or
+unreadable entry is ignored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+import sys
+from pathlib import Path
+
+from tmemlint import __version__
+
+_CONFIG_NAMES = ("pyproject.toml", "tmemlint.toml")
+_UNCACHEABLE = {"-", "--write-baseline", "--compile", "--stdin-filename", "server", "plan", "rules", "rule",
+                "--help", "-h", "--version", "--statistics"}
+
+
+def cache_dir() -> Path:
+    """Where cache entries are stored (see the module docstring)."""
+    env = os.environ.get("TMEMLINT_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "tmemlint"
+
+
+def _configs_for(path: Path) -> list[Path]:
+    out = []
+    d = path.resolve().parent
+    while True:
+        for name in _CONFIG_NAMES:
+            c = d / name
+            if c.is_file():
+                out.append(c)
+        if d.parent == d:
+            return out
+        d = d.parent
+
+
+def cache_key(args: list[str]) -> str | None:
+    """The cache key of a ``check`` run with ``args``, or None when the run is not cacheable (an argument that is
+    not a readable regular file where a path is expected, stdin, or an option that writes or reads elsewhere)."""
+    if any(a in _UNCACHEABLE or a.startswith("--write-baseline") or a.startswith("--compile") for a in args):
+        return None
+    h = hashlib.sha256()
+    h.update(f"tmemlint {__version__}\0{os.getcwd()}\0".encode())
+    h.update(json.dumps(args).encode())
+    for var in ("NO_COLOR", "TMEMLINT_CONFIG"):
+        h.update(f"{var}={os.environ.get(var, '')}\0".encode())
+    files = 0
+    configs: set[Path] = set()
+    for a in args:
+        if a.startswith("-"):
+            continue
+        p = Path(a)
+        if p.is_dir():
+            return None  # folder contents change without the path changing: not worth hashing a tree here
+        if not p.is_file():
+            continue  # an option value (format name, rule code) or a missing file: part of the args hash
+        try:
+            data = p.read_bytes()
+        except OSError:
+            return None
+        h.update(b"\0F" + a.encode() + b"\0" + hashlib.sha256(data).digest())
+        configs.update(_configs_for(p))
+        files += 1
+    if not files:
+        return None
+    for c in sorted(configs):
+        try:
+            h.update(b"\0C" + str(c).encode() + b"\0" + c.read_bytes())
+        except OSError:
+            return None
+    return h.hexdigest()
+
+
+def _read(key: str) -> tuple[str, str, int] | None:
+    try:
+        entry = json.loads((cache_dir() / key[:2] / key).read_text(encoding="utf-8"))
+        return entry["stdout"], entry["stderr"], int(entry["code"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _write(key: str, out: str, err: str, code: int) -> None:
+    try:
+        d = cache_dir() / key[:2]
+        d.mkdir(parents=True, exist_ok=True)
+        tmp = d / f".{key}.{os.getpid()}"
+        tmp.write_text(json.dumps({"stdout": out, "stderr": err, "code": code}), encoding="utf-8")
+        os.replace(tmp, d / key)
+    except OSError:
+        pass  # a read-only home or a full disk only loses the cache
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``tmemlint`` console script: answer from the cache when possible, else run ``tmemlint.cli.main``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    use_cache = "--no-cache" not in args and os.environ.get("TMEMLINT_NO_CACHE") not in ("1", "true", "yes")
+    args_wo = [a for a in args if a != "--no-cache"]
+    key = None
+    if use_cache and args_wo and not (sys.stdout.isatty() or sys.stderr.isatty()):
+        first = args_wo[0]
+        check_args = args_wo[1:] if first == "check" else args_wo
+        key = cache_key(check_args)
+    if key is not None:
+        hit = _read(key)
+        if hit is not None:
+            out, err, code = hit
+            sys.stdout.write(out)
+            sys.stderr.write(err)
+            sys.stdout.flush()
+            raise SystemExit(code)
+    from tmemlint import cli
+
+    if key is None:
+        cli.main(args_wo)
+        return
+    out_buf, err_buf = io.StringIO(), io.StringIO()
+    code = 0
+    try:
+        with contextlib.redirect_stdout(out_buf), contextlib.redirect_stderr(err_buf):
+            cli.main(args_wo)
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+    out, err = out_buf.getvalue(), err_buf.getvalue()
+    if code in (0, 1):
+        _write(key, out, err, code)
+    sys.stdout.write(out)
+    sys.stderr.write(err)
+    sys.stdout.flush()
+    raise SystemExit(code)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
