@@ -351,3 +351,10 @@ def test_compile_mode_writes_nothing_next_to_the_source(tmp_path):
     assert out.returncode == 1
     assert [line.split(":")[1] for line in out.stdout.splitlines()] == ["10", "20"]
     assert sorted(os.listdir(tmp_path)) == ["k.cu"]
+
+
+def test_language_server_lints_cuda_documents():
+    pytest.importorskip("pygls")
+    from tmemlint.server import wants
+
+    assert [wants(p) for p in ("/x/k.cu", "/x/k.cuh", "/x/k.ptx", "/x/k.cpp")] == [True, True, True, False]

@@ -25,9 +25,6 @@ CASE16 = SHARED / "cases" / "16_divergent_collective_tcgen05_ld"
 #: Fixtures whose expectations source mode does not meet yet, path → what it gets wrong (strict xfail: fixing the
 #: gap makes the test pass, and then the entry must go).
 SOURCE_GAPS: dict[str, str] = {
-    "fixtures/patterns/fa4_constant_tmem_addresses_bad.cu":
-        "TM203 missed on the tcgen05.ld/st (lines 43, 49), as in PTX mode: their addresses are tid-derived values "
-        "with no allocation behind them, which TM203 does not check (see KNOWN_GAPS of test_fixtures.py)",
     "fixtures/patterns/persistent_loop_alloc_flags.cu":
         "TM101 and TM105 on the alloc (line 54) and TM305 on the dealloc (line 86): the loop-carried flags "
         "`allocated` and `had_tile` are registers joined at the loop head, so the analyses do not see that the "

@@ -70,6 +70,23 @@ def _calls(f: FunctionDef, prog: Program) -> set[str]:
     return out
 
 
+class _LazyCalls(dict):
+    """``function → names it calls``, computed on first use (only the undecidable-#if check and the reach of a
+    kernel need it)."""
+
+    def __init__(self, prog: Program):
+        super().__init__()
+        self.prog = prog
+
+    def __missing__(self, f: FunctionDef) -> set[str]:
+        got = _calls(f, self.prog)
+        self[f] = got
+        return got
+
+    def get(self, f, default=None):  # noqa: D401 - dict API
+        return self[f]
+
+
 def _has_asm(f: FunctionDef) -> bool:
     if f._has_asm is None:
         found = False
@@ -106,7 +123,7 @@ def parse_cuda(text: str, path: str, defines: dict[str, str] | None = None) -> C
     unit.module.line_count = unit.lines
     defined = {f.name for f in prog.all_functions if f.body is not None} | {
         f.qualname for f in prog.all_functions if f.body is not None}
-    calls = {f: _calls(f, prog) for f in prog.all_functions}
+    calls = _LazyCalls(prog)
     by_name: dict[str, list[FunctionDef]] = {}
     for f in prog.all_functions:
         for key in (f.name, f.qualname):
@@ -139,7 +156,7 @@ def parse_cuda(text: str, path: str, defines: dict[str, str] | None = None) -> C
                     f"condition is not decidable from this file and the -D options"))
     asm_cache: dict = {}
     for f in kernels + helpers:
-        blocked = _blocking_region(f, reach(f), calls, defined, pre)
+        blocked = _blocking_region(f, reach(f), calls, defined, pre) if pre.regions else None
         if blocked is not None:
             region, why = blocked
             unit.diagnostics.append(Diagnostic(

@@ -589,7 +589,7 @@ class Lowering:
         t = n.type
         if t != "compound_statement":
             self.cur_span = self.span(n)
-        h = getattr(self, "_s_" + t, None)
+        h = _STMT.get(t)
         if h is None:
             if t in ("comment", "empty_statement", "static_assert_declaration", "type_definition",
                      "alias_declaration", "using_declaration", "namespace_alias_definition", ";"):
@@ -597,7 +597,7 @@ class Lowering:
             if t in ("struct_specifier", "class_specifier", "enum_specifier"):
                 return
             raise Unsupported(n, f"C++ statement '{t}' at this line is not supported")
-        h(n)
+        h(self, n)
 
     def _s_ERROR(self, n) -> None:
         raise Unsupported(n, "the C++ parser could not read the code at this line")
@@ -1444,7 +1444,7 @@ class Lowering:
     def value(self, n, discard: bool = False) -> V:
         """The value of expression ``n`` (instructions for its side effects and computation are emitted)."""
         t = n.type
-        h = getattr(self, "_e_" + t, None)
+        h = _EXPR.get(t)
         if h is None:
             if t in ("string_literal", "concatenated_string", "raw_string_literal"):
                 return self.opaque(self.text(n)[:40], ptr_to(UNKNOWN))
@@ -1457,7 +1457,7 @@ class Lowering:
             return self.opaque(self.text(n), UNKNOWN)
         if discard and t == "update_expression":
             return self._e_update_expression(n, discard=True)
-        return h(n)
+        return h(self, n)
 
     def _e_number_literal(self, n) -> V:
         r = parse_number(self.text(n))
@@ -2374,6 +2374,10 @@ class Lowering:
         if len(self.insts) > MAX_INSTRUCTIONS:
             raise BudgetExceeded()
 
+
+#: Statement and expression handlers by tree-sitter node type (``Lowering._s_<type>``, ``Lowering._e_<type>``).
+_STMT = {k[3:]: v for k, v in vars(Lowering).items() if k.startswith("_s_")}
+_EXPR = {k[3:]: v for k, v in vars(Lowering).items() if k.startswith("_e_")}
 
 # ------------------------------------------------------------------------------------------------ helpers
 

@@ -96,6 +96,7 @@ class Program:
         self.pre = pre
         self.path = path
         self.src: bytes = pre.map.data
+        self._texts: dict[tuple[int, int], str] = {}
         self.tree = cuda_parser().parse(self.src)
         self.root = self.tree.root_node
         self.functions: dict[str, list[FunctionDef]] = {}
@@ -113,7 +114,12 @@ class Program:
     # ---- text and positions -------------------------------------------------------------------------------
     def text(self, node: Node) -> str:
         """Source text of ``node`` (preprocessed)."""
-        return self.src[node.start_byte:node.end_byte].decode("utf-8", "replace")
+        key = (node.start_byte, node.end_byte)
+        t = self._texts.get(key)
+        if t is None:
+            t = self.src[key[0]:key[1]].decode("utf-8", "replace")
+            self._texts[key] = t
+        return t
 
     # ---- collection -------------------------------------------------------------------------------------------
     def _collect(self, node: Node, prefix: str, template: Node | None = None) -> None:

@@ -8,6 +8,7 @@ arithmetic conversions, wrap-around of unsigned types).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Callable
@@ -314,6 +315,7 @@ def _cmp(op: str, a, b) -> int:
     return int({"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op])
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_number(text: str) -> tuple[int | float, CType] | None:
     """Value and type of a C++ number literal (``128``, ``0x3FFFF``, ``1ull``, ``2.0f``), or None."""
     t = text.replace("'", "")
