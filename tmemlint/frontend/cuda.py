@@ -117,10 +117,15 @@ def parse_cuda(text: str, path: str, defines: dict[str, str] | None = None) -> C
     """Lower the CUDA source ``text`` (reported as ``path``) with ``-D`` ``defines``.  Never raises for bad input:
     what cannot be read becomes a TM900/TM901 diagnostic."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    pre = preprocess(text, defines)
-    prog = Program(pre, path)
     unit = CudaUnit(Module(path, "9.0", ["sm_100a"], 64), [], text.count("\n") + (0 if text.endswith("\n") else 1))
     unit.module.line_count = unit.lines
+    try:
+        pre = preprocess(text, defines)
+        prog = Program(pre, path)
+    except (RecursionError, ValueError, IndexError, KeyError) as e:  # never expected; never a traceback either
+        unit.diagnostics.append(Diagnostic("TM901", Span(1, 1, 1, 2), f"the file is not analysed: internal error "
+                                                                      f"of source mode ({type(e).__name__}: {e})"))
+        return unit
     defined = {f.name for f in prog.all_functions if f.body is not None} | {
         f.qualname for f in prog.all_functions if f.body is not None}
     calls = _LazyCalls(prog)

@@ -351,6 +351,11 @@ class Lowering:
             self.diagnostics.append(Diagnostic("TM901", span, f"function {f.name} is not analysed: nested too "
                                                               f"deeply"))
             return None
+        except Exception as e:  # noqa: BLE001 - a lowering bug must cost this function, not the run
+            self.diagnostics.append(Diagnostic(
+                "TM901", self.cur_span, f"function {f.name} is not analysed: internal error of source mode "
+                                        f"({type(e).__name__}: {e})"))
+            return None
         fn.instructions = self.insts
         # Only labels that a branch targets start a basic block (as in nvcc's PTX): the labels placed for C++
         # structure (ends of inlined calls, unrolled iterations) that nothing jumps to are dropped.
