@@ -121,7 +121,7 @@ def test_diagnostics_on_open_change_save_close(client, tmp_path):
         "severity": 1, "code": "TM101", "codeDescription": {"href": HREF + "TM101-tmem-leak.md"},
         "source": "tmemlint",
         "relatedInformation": [{"location": {"uri": uri, "range": rng(19, 1, 19, 2)},
-                                "message": "the kernel exits here with the allocation live (warps 0)"}],
+                                "message": "the kernel exits here with the allocation live (warp 0)"}],
     }
     ncols = {"range": rng(15, 1, 15, 67), "message": MSG_ALLOC, "severity": 1, "code": "TM102",
              "codeDescription": {"href": HREF + "TM102-invalid-ncols.md"}, "source": "tmemlint"}

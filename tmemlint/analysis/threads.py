@@ -75,7 +75,11 @@ class WarpClass:
 
     def __repr__(self) -> str:
         w = self.warps
-        return f"warps {w[0]}" if len(w) == 1 else f"warps {w[0]}-{w[-1]}"
+        if len(w) == 1:
+            return f"warp {w[0]}"
+        if list(w) == list(range(w[0], w[-1] + 1)):
+            return f"warps {w[0]}-{w[-1]}"
+        return "warps " + ", ".join(map(str, w))
 
 
 @dataclass(slots=True)

@@ -108,9 +108,9 @@ def _slot(ctx, inst, k):
     return v[1] if v is not TOP and v[0] == "tmem" else None
 
 
-def _mma_regions(ctx, inst):
+def _mma_regions(ctx, inst, accumulator_only: bool = False):
     """``[(slot, lo, hi)]`` TMEM columns a tcgen05.mma reads or writes (D from a constant idesc; other
-    bracketed operands: A 8 columns, scale factors 4)."""
+    bracketed operands: A 8 columns, scale factors 4); only D's with ``accumulator_only``."""
     from tmemlint.analysis.idesc import A_TMEM_COLUMNS, SCALE_COLUMNS, decode_idesc, mma_kind
     from tmemlint.analysis.sync import tmem_operand_indices
     from tmemlint.analysis.values import TOP
@@ -125,6 +125,8 @@ def _mma_regions(ctx, inst):
         if iv is not TOP and iv[0] == "c":
             n = decode_idesc(iv[1], mma_kind(inst)).n or None
     for k in ks:
+        if accumulator_only and k != 0:
+            continue
         width = n if k == 0 else (A_TMEM_COLUMNS if k == 1 else SCALE_COLUMNS)
         r = _columns(ctx, inst, k, width)
         if r is not None:
@@ -142,7 +144,7 @@ def _tmem_writes(ctx, inst):
 
     fam = inst.family
     if fam == "tcgen05.mma":
-        return _mma_regions(ctx, inst)[:1]
+        return _mma_regions(ctx, inst, accumulator_only=True)
     if fam == "tcgen05.st":
         r = _columns(ctx, inst, 0, ld_st_columns(inst))
         return [r] if r else []
@@ -291,7 +293,7 @@ def accumulator_read_before_complete(ctx):
         return
     from tmemlint.analysis.control import can_reach
 
-    regions = {w.index: (_mma_regions(ctx, w)[:1] if w.family == "tcgen05.mma" else
+    regions = {w.index: (_mma_regions(ctx, w, accumulator_only=True) if w.family == "tcgen05.mma" else
                          [r for r in [_columns(ctx, w, 0, 8)] if r]) for w in writers}
     waits = [i for i in fn.instructions if is_mbarrier_wait(i)]
     hits: dict = {}
@@ -372,8 +374,24 @@ def dealloc_unsynchronized(ctx):
     runs = ctx.simulate(transfer, True, observe,
                         relevant=lambda i: i.op == "tcgen05" or i.op in ("bar", "barrier", "mbarrier"))
     classes = {id(k): k for k, _ in runs}
+    # Accesses by other warps are often on branches the deallocating warp skips: also look along every CFG path
+    # (guards ignored) for a TMEM access after the last synchronization before the dealloc.
+    from tmemlint.analysis.control import must_state
+
+    def any_path(unsynced, inst):
+        return transfer(unsynced, inst)
+
+    may = must_state(ctx, any_path, False, meet=lambda a, b: a or b)
+    for d in sites.deallocs:
+        if may.get(d.index) and d.index not in hits:
+            runners = {id(k) for k, _ in runs}
+            hits[d.index] = {c for c in runners if any(c in s for s in accessors.values())} or set()
     insts = ctx.function.instructions
+    dealloc_classes = {}
+    for d in sites.deallocs:
+        dealloc_classes[d.index] = {id(k) for k, _ in runs}
     for d, who in sorted(hits.items()):
+        who = who or dealloc_classes.get(d, set())
         others = {c for s in accessors.values() for c in s if c not in who}
         multi = any(classes[c].min_warps > 1 for s in accessors.values() for c in s)
         if not others and not multi:

@@ -112,6 +112,10 @@ def operand_footprints(ctx, inst):
             a = tm(1)
             if a is not None:
                 out.append((1, "A operand", a[1], a[2], a[3], A_TMEM_COLUMNS))
+        if inst.has("sp") and len(inst.operands) > 3:
+            meta = tm(3)
+            if meta is not None:
+                out.append((3, "sparsity metadata", meta[1], meta[2], meta[3], 1))
     elif fam in ("tcgen05.ld", "tcgen05.st"):
         k = 1 if fam == "tcgen05.ld" else 0
         v = tm(k)
