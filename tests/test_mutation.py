@@ -53,6 +53,8 @@ def _mutant(name: str, fault: str, anchor: int):
 # (input, mutation kind, line of the mutated instruction in the original, expected code, expected lines in the
 # mutant): every expected line must carry the code.
 CASES = [
+    # 5: a tcgen05.cp destination moved inside a block-scaled MMA's accumulator -> TM401 on the cp
+    ("fixtures/nvcc/tm401_scale_overlap_good.ptx", "tm401-cp", 406, "TM401", [407]),
     # 1: dealloc deleted / moved into one branch -> TM101 on the alloc
     ("examples/gemm_blockscaled_good.ptx", "tm101-delete", 1568, "TM101", [179]),
     ("fixtures/real/cute/cute_mxf8.ptx", "tm101-branch", 848, "TM101", [131]),
@@ -88,9 +90,6 @@ TRITON_CASES = [
 #: Mutants tmemlint misses today (see the report of benchmarks/mutate.py): (case) -> why.  xfail(strict=True): when
 #: the analysis catches them the test passes, and the entry must go.
 KNOWN_MISSES = {
-    ("fixtures/nvcc/tm401_scale_overlap_good.ptx", "tm401-cp", 406, "TM401", (407,)):
-        "TM401 looks at tcgen05.cp destinations only after an MMA's own scale operand overlaps its accumulator; a cp "
-        "writing into the accumulator while the MMA reads its scales elsewhere is not reported",
     ("fixtures/real/cute/cute_mxf8.ptx", "tm401-scale", 138, "TM401", (498, 512, 576, 596, 661, 676)):
         "CuTe DSL builds the idesc with selp/or (selp.b32 %r152, 144711680, 144703488, %p1; or.b32 %r41, %r152, "
         "%r151; or.b32 %r42, %r37, %r41): N is 128 in every alternative, but the value is not a constant, so "

@@ -20,6 +20,8 @@ predicate recomputed from the same warp index correlate with the first one):
                                         compare equal)
 ``("cmp", cmp, a, b)``                  a predicate ``a cmp b``; ``("pnot", p)``, ``("pand", p, q)``,
                                         ``("por", p, q)`` combine predicates
+``("cs", frozenset)``                    one of a few integer constants (``selp`` between constants, then arithmetic
+                                        with constants; at most ``MAX_SET`` values)
 ``("opq", d)``                          an unknown value produced by definition ``d`` (a load, a ``tcgen05.ld``)
 TOP                                     several reaching definitions disagree
 =====================================  ==========================================================================
@@ -197,7 +199,7 @@ def is_stable(v) -> bool:
     tag = v[0]
     if tag == "opq":
         return False
-    if tag in ("c", "sym", "tid", "param", "sreg"):
+    if tag in ("c", "cs", "sym", "tid", "param", "sreg"):
         return True
     if tag in ("op", "cmp", "pnot", "pand", "por"):
         return all(is_stable(x) for x in v[2 if tag in ("op", "cmp") else 1:] if isinstance(x, tuple))
@@ -603,6 +605,9 @@ class ValueAnalysis:
                 return args[0] if c[1] else args[1]
             if args[0] == args[1]:
                 return args[0]
+            a, b = const_candidates(args[0]), const_candidates(args[1])
+            if a is not None and b is not None and len(a | b) <= MAX_SET:
+                return ("cs", frozenset(a | b))
             return _generic("selp", args, idx)
         if op == "ld" or op == "ldu":
             if not args:
@@ -689,12 +694,31 @@ def _add(a, b, idx: int):
     return _binop("add", a, b, idx)
 
 
+MAX_SET = 16
+
+
+def const_candidates(v) -> frozenset | None:
+    """The possible integer values of ``v`` when it is a constant or a small constant set, else None."""
+    if v is TOP:
+        return None
+    if v[0] == "c":
+        return frozenset((v[1],))
+    if v[0] == "cs":
+        return v[1]
+    return None
+
+
 def _binop(name: str, a, b, idx: int):
     if a is TOP or b is TOP:
         return ("opq", idx)
     ta, tb = a[0], b[0]
     if ta == "c" and tb == "c":
         return ("c", _BIN[name](a[1], b[1]))
+    if (ta == "cs" or tb == "cs") and ta in ("c", "cs") and tb in ("c", "cs"):
+        vals = frozenset(_BIN[name](x, y) for x in const_candidates(a) for y in const_candidates(b))
+        if len(vals) == 1:
+            return ("c", next(iter(vals)))
+        return ("cs", vals) if len(vals) <= MAX_SET else ("opq", idx)
     if name in ("add", "or") and ta == "c" and tb != "c":
         a, b, ta, tb = b, a, tb, ta
     if tb == "c":
@@ -728,8 +752,15 @@ def _binop(name: str, a, b, idx: int):
 
 
 def _tmem_add_const(a, k: int):
+    """``a + k`` on the packed 32-bit TMEM address (lane in bits 31-16, column in bits 15-0): a column that
+    leaves [0, 65536) borrows from or carries into the lane field."""
     _, slot, col, lane = a
-    ncol = col + (k & 0xFFFF) if col is not None else None
+    if col is not None and isinstance(lane, int):
+        packed = ((lane << 16) + col + k) & 0xFFFFFFFF
+        return ("tmem", slot, packed & 0xFFFF, packed >> 16)
+    if col is not None and 0 <= col + k < 0x10000 and -0x10000 < k < 0x10000:
+        return ("tmem", slot, col + k, lane)
+    ncol = (col + (k & 0xFFFF)) & 0xFFFF if col is not None else None
     dl = k >> 16
     if isinstance(lane, int):
         nlane = lane + dl

@@ -16,6 +16,25 @@ def _tmem(va, inst, k):
     return v
 
 
+def constant_idesc(va, inst, k):
+    """``(Idesc, text)`` of operand ``k`` of an MMA when it is a constant, or one of a few constants that all
+    decode to the same M and N (CuTe DSL selects between descriptors that differ only in other fields); else
+    ``(None, "")``."""
+    from tmemlint.analysis.values import const_candidates
+
+    if k >= len(inst.operands):
+        return None, ""
+    vals = const_candidates(va.value(inst, inst.operands[k]))
+    if not vals:
+        return None, ""
+    descs = {decode_idesc(x, mma_kind(inst)) for x in vals}
+    shapes = {(dd.m, dd.n) for dd in descs}
+    if len(shapes) != 1:
+        return None, ""
+    text = " or ".join(f"{x & 0xFFFFFFFF:#010x}" for x in sorted(vals))
+    return next(iter(descs)), text
+
+
 def block_scale_operands(inst):
     """Operand indices ``(d, idesc, scale_a, scale_b)`` of a ``tcgen05.mma … .block_scale`` (PTX ISA
     §9.7.16.10.9: ``[d], a, b, {[sp-meta],} idesc, [scale-A], [scale-B], enable-input-d``)."""
@@ -40,11 +59,8 @@ def scale_accumulator_overlap(ctx):
         d = _tmem(va, inst, di)
         if d is None or ii >= len(inst.operands):
             continue
-        iv = va.value(inst, inst.operands[ii])
-        if iv is TOP or iv[0] != "c":
-            continue
-        desc = decode_idesc(iv[1], mma_kind(inst))
-        if desc.n == 0:
+        desc, iv_text = constant_idesc(va, inst, ii)
+        if desc is None or desc.n == 0:
             continue
         lo, hi = d[2], d[2] + desc.n
         bad = []
@@ -55,8 +71,6 @@ def scale_accumulator_overlap(ctx):
             c = s[2]
             if c < hi and c + SCALE_COLUMNS > lo:
                 bad.append((which, c))
-        if not bad:
-            continue
         related = []
         for cp in cps:
             v = _tmem(va, cp, 0)
@@ -68,12 +82,14 @@ def scale_accumulator_overlap(ctx):
                 flagged_cp.add(cp.index)
                 ctx.report("TM401", cp,
                            f"tcgen05.cp writes scale factors to columns [{v[2]}, {v[2] + w}) of the allocation, "
-                           f"inside the accumulator columns [{lo}, {hi}) of the tcgen05.mma at line "
+                           f"inside the accumulator columns [{lo}, {hi}) of the block-scaled tcgen05.mma at line "
                            f"{inst.span.line}", [(inst, f"accumulator of N={desc.n} columns written here")])
+        if not bad:
+            continue
         names = ", ".join(f"{w} at column {c}" for w, c in bad)
         ctx.report("TM401", inst,
                    f"block-scale operand ({names}) lies inside this MMA's accumulator columns [{lo}, {hi}) "
-                   f"(N={desc.n} from instruction descriptor {iv[1]:#010x}): the MMA overwrites its own scale "
+                   f"(N={desc.n} from instruction descriptor {iv_text}): the MMA overwrites its own scale "
                    f"factors", related)
 
 
@@ -102,9 +118,8 @@ def operand_footprints(ctx, inst):
         di, ii = 0, (4 if inst.has("sp") else 3)
         d = tm(di)
         if d is not None and ii < len(inst.operands):
-            iv = va.value(inst, inst.operands[ii])
-            if iv is not TOP and iv[0] == "c":
-                desc = decode_idesc(iv[1], mma_kind(inst))
+            desc, _text = constant_idesc(va, inst, ii)
+            if desc is not None:
                 if desc.n:
                     _lanes, cols = accumulator_footprint(desc, cta_group(inst) or 1, inst.has("ws"))
                     out.append((di, "accumulator", d[1], d[2], d[3], cols))
