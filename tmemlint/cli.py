@@ -23,11 +23,12 @@ from tmemlint.checks.registry import RULES, load_all, resolve_prefix
 from tmemlint.config import ConfigError, Overrides, Settings, split_selectors
 from tmemlint.engine import FileResult, Options, expand_paths, lint_bytes, lint_file
 from tmemlint.findings import Finding, Severity
+from tmemlint.plan.command import plan_command
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Static checker for NVIDIA Blackwell Tensor Memory (tcgen05) in PTX.")
 
-SUBCOMMANDS = {"check", "rules", "rule", "server", "--help", "-h", "--version"}
+SUBCOMMANDS = {"check", "plan", "rules", "rule", "server", "--help", "-h", "--version"}
 STDIN_DISPLAY = "<stdin>"
 PROGRESS_MIN_FILES = 20
 
@@ -315,6 +316,7 @@ def server_cmd():
     serve()
 
 
+app.command("plan")(plan_command)  # tmemlint plan FILE: the TMEM resource report (tmemlint/plan/)
 
 
 def _version_callback(value: bool):
