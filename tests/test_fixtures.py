@@ -23,13 +23,6 @@ _EXTEND = re.compile(r"//\s*tmemlint-test:\s*extend-select=([A-Z0-9, ]+)")
 #: analysis), path from the repository root → what the linter gets wrong. xfail(strict=True): fixing the gap makes the
 #: test pass, and then this entry must go.
 KNOWN_GAPS: dict[str, str] = {
-    'fixtures/patterns/persistent_loop_alloc_flags.ptx':
-        'TM101, TM105 and TM108 on the alloc (line 100). Its guard is `or.pred %p5, %p3, %p4` (line 95; %p3: (tid.x &'
-        ' 96) != 32, i.e. not warp 1; %p4: the loop-carried flag %rs7 != 0, %rs7 = 1 after the relinquish, line 106):'
-        ' TM108 loses the warp-1 half of the or (reports warps 1-3; with the flag removed it is not reported), TM105 '
-        'follows the back edge to the alloc although %rs7 = 1 there, and TM101 does not pair the allocation with warp'
-        " 0's dealloc under %p12 = tid.x > 31 || ctaid.x >= m*n (lines 413-417, nvcc's form of the had_tile flag: the"
-        ' loop ran at least once)',
     'fixtures/patterns/ld_wait_next_iteration.ptx':
         'TM301 on register copies nvcc inserts, not on reads of the source: line 465 `mov.u32 %r238, %r229` copies '
         "the prologue load's result (line 460) and line 503 `mov.u32 %r229, %r238` the in-loop load's (line 487) for "

@@ -62,9 +62,22 @@ class PropertySimulation:
         insts = cfg.function.instructions
         #: instructions that need full processing: guarded ones, exits, and those the property looks at;
         #: every other instruction only kills the facts that depend on its definitions
+        multi = va.multi_defs
+        #: definitions of registers with several definitions: a constant written there is a path fact
+        self._regval_defs = {i.index: [r.name for r in defined_regs(i) if r.name in multi] for i in insts
+                             if any(r.name in multi for r in defined_regs(i))}
         self._interesting = {i.index for i in insts
                              if i.guard is not None or i.op in ("ret", "exit", "trap")
-                             or relevant is None or relevant(i)}
+                             or relevant is None or relevant(i)} | set(self._regval_defs)
+
+    def _regval(self, facts: Facts, inst: Instruction, names: list[str]) -> Facts:
+        """Record (or forget) the constant ``inst`` writes to each multiply-defined register in ``names``."""
+        keep = frozenset(f for f in facts if not (f[0][0] == "regval" and f[0][1] in names))
+        for n in names:
+            v = self.va.def_value.get((inst.index, n))
+            if v is not None and v[0] == "c":
+                keep = keep | {(("regval", n, v[1]), True)}
+        return keep
 
     def _refresh_deps(self) -> None:
         deps = self.oracle.deps
@@ -187,6 +200,9 @@ class PropertySimulation:
                             if self.observe is not None:
                                 self.observe(p, inst, f)
                             p = self.transfer(p, inst)
+                            names = self._regval_defs.get(inst.index)
+                            if names:
+                                f = self._regval(f, inst, names)
                             if inst.op in ("ret", "exit"):
                                 arrive(EXIT, p, self._kill(f, inst.index), inst)
                                 continue

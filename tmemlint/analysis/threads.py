@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tmemlint.analysis.values import TOP, ValueAnalysis, _CMP, _NEGATE, eval_tid, opaque_deps
-from tmemlint.ir import Function, Instruction, Reg
+from tmemlint.ir import Function, Instruction, Reg  # noqa: F401
 
 MAX_THREADS = 1024
 _POSITIVE = {"eq", "lt", "le", "lo", "ls"}
@@ -93,11 +93,21 @@ class ThreadModel:
 
 def _thread_predicates(fn: Function, va: ValueAnalysis) -> set:
     preds = set()
+
+    def collect(v, depth=0):
+        if v is TOP or depth > 8:
+            return
+        if v[0] == "tid":
+            preds.add(normalize(v)[0][1])
+        elif v[0] in ("pand", "por"):
+            collect(v[1], depth + 1)
+            collect(v[2], depth + 1)
+        elif v[0] == "pnot":
+            collect(v[1], depth + 1)
+
     for inst in fn.instructions:
         if inst.guard is not None:
-            v = va.reg_value(inst, inst.guard.reg)
-            if v is not TOP and v[0] == "tid":
-                preds.add(normalize(v)[0][1])
+            collect(va.reg_value(inst, inst.guard.reg))
     return preds
 
 
@@ -185,6 +195,53 @@ class GuardOracle:
             t = _interval_truth(key, facts)
             if t is not None:
                 return t == pol
+        if facts and self.deps.get(key):
+            r = self.resolve(key, facts)
+            if r is not None and r[0] == "c":
+                return (r[1] != 0) == pol
+        return None
+
+    def resolve(self, v, facts: frozenset, depth: int = 0):
+        """``v`` with its opaque definitions recomputed from the path's register constants (facts
+        ``(("regval", register, k), True)`` recorded by the simulation when a constant is written to a register
+        that has several definitions, e.g. a loop-carried flag); None when that does not give a constant."""
+        from tmemlint.analysis.values import _cmp
+
+        if depth > 6 or v is TOP:
+            return None
+        tag = v[0]
+        if tag == "c":
+            return v
+        if tag == "cmp":
+            a = self.resolve(v[2], facts, depth + 1)
+            b = self.resolve(v[3], facts, depth + 1)
+            if a is None or b is None:
+                return None
+            return _cmp(v[1], a, b)
+        if tag == "opq" and isinstance(v[1], int):
+            inst = self.va.insts[v[1]]
+            regs = self.va._defs_by_inst[inst.index]
+            if len(regs) != 1 or len(inst.operands) < 2:
+                return None
+            args = []
+            for o in inst.operands[1:]:
+                if type(o) is Reg:
+                    val = self.va.reg_value(inst, o)
+                    if val is TOP:
+                        val = next((("c", f[0][2]) for f in facts
+                                    if f[1] and f[0][0] == "regval" and f[0][1] == o.name), None)
+                    elif val[0] != "c":
+                        val = self.resolve(val, facts, depth + 1)
+                    if val is None:
+                        return None
+                    args.append(val)
+                else:
+                    args.append(self.va.value(inst, o))
+            try:
+                r = self.va._compute(inst, inst.op, args)
+            except (IndexError, TypeError, ValueError, ZeroDivisionError, OverflowError):
+                return None
+            return r if r is not None and r is not TOP and r[0] == "c" else None
         return None
 
     def assume(self, v, want: bool, facts: frozenset) -> frozenset | None:
@@ -198,6 +255,13 @@ class GuardOracle:
         if (tag == "por" and not want) or (tag == "pand" and want):
             f = self.assume(v[1], want, facts)
             return None if f is None else self.assume(v[2], want, f)
+        if tag in ("por", "pand"):
+            # a true `or` (false `and`) whose one side is known to be false (true): the other side decides
+            a, b = self.truth(v[1], facts), self.truth(v[2], facts)
+            if a is (not want):
+                return self.assume(v[2], want, facts)
+            if b is (not want):
+                return self.assume(v[1], want, facts)
         key, pol = self._key(v)
         return facts | {(key, want == pol)}
 
