@@ -26,7 +26,7 @@ from tmemlint.findings import Finding, Severity
 from tmemlint.plan.command import plan_command
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="Static checker for NVIDIA Blackwell Tensor Memory (tcgen05) in PTX.")
+                  help="Static checker for NVIDIA Blackwell Tensor Memory (tcgen05) in PTX and CUDA sources.")
 
 SUBCOMMANDS = {"check", "plan", "rules", "rule", "server", "--help", "-h", "--version"}
 STDIN_DISPLAY = "<stdin>"
@@ -147,7 +147,7 @@ def check(
     nvcc_arg: Optional[List[str]] = typer.Option(None, "--nvcc-arg", help="Extra nvcc argument for --compile "
                                                                           "(repeatable: --nvcc-arg=-I/path)."),
 ):
-    """Check PTX files for TMEM faults."""
+    """Check PTX files and CUDA sources (.cu, .cuh) for TMEM faults."""
     paths = list(paths or [])
     if not paths:
         if stdin_filename is None:
@@ -308,7 +308,7 @@ def rule_cmd(code: str = typer.Argument(..., help="Rule code or name, e.g. TM101
 
 @app.command("server")
 def server_cmd():
-    """Run the language server (LSP over standard input/output) for editors; needs tmemlint[server]."""
+    """Run the language server (LSP over standard input/output) for editors; needs the server extra."""
     try:
         from tmemlint.server import main as serve
     except ImportError as e:
@@ -328,7 +328,7 @@ def _version_callback(value: bool):
 @app.callback()
 def main_callback(version: bool = typer.Option(False, "--version", callback=_version_callback, is_eager=True,
                                                help="Print the version and exit.")):
-    """tmemlint: static checks for Blackwell Tensor Memory (tcgen05) in PTX."""
+    """tmemlint: static checks for Blackwell Tensor Memory (tcgen05) in PTX and CUDA sources."""
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,7 +1,8 @@
 """Console entry point with a content-hash result cache.
 
 A check of unchanged inputs (a pre-commit hook or an editor running again) is answered from the cache without
-importing the parser or the analyses: the key is a SHA-256 over the tool version, the command-line arguments, the
+importing the parser or the analyses: the key is a SHA-256 over the tool version and its installed files (sizes
+and modification times), the command-line arguments, the
 working directory, and the bytes of every input file and of every configuration file that could apply to it
 (``pyproject.toml`` / ``tmemlint.toml`` in its folder and above).  The cached value is the run's standard output,
 standard error and exit code.  Only runs whose output does not go to a terminal are cached (colour and progress
@@ -51,13 +52,34 @@ def _configs_for(path: Path) -> list[Path]:
         d = d.parent
 
 
+def _code_stamp() -> str:
+    """Size and modification time of every file of the installed package (code, grammar, rule pages): an
+    edited rule or an editable install that changed invalidates the cache even when the version stays."""
+    root = Path(__file__).resolve().parent
+    parts = []
+    for dirpath, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for n in sorted(names):
+            if n.endswith((".py", ".lark", ".md")):
+                try:
+                    st = os.stat(os.path.join(dirpath, n))
+                except OSError:
+                    continue
+                parts.append(f"{n}:{st.st_size}:{st.st_mtime_ns}")
+    grammar = root.parent / "grammars" / "ptx.lark"
+    if grammar.is_file():
+        st = grammar.stat()
+        parts.append(f"grammar:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+
 def cache_key(args: list[str]) -> str | None:
     """The cache key of a ``check`` run with ``args``, or None when the run is not cacheable (an argument that is
     not a readable regular file where a path is expected, stdin, or an option that writes or reads elsewhere)."""
     if any(a in _UNCACHEABLE or a.startswith("--write-baseline") or a.startswith("--compile") for a in args):
         return None
     h = hashlib.sha256()
-    h.update(f"tmemlint {__version__}\0{os.getcwd()}\0".encode())
+    h.update(f"tmemlint {__version__}\0{_code_stamp()}\0{os.getcwd()}\0".encode())
     h.update(json.dumps(args).encode())
     for var in ("NO_COLOR", "TMEMLINT_CONFIG"):
         h.update(f"{var}={os.environ.get(var, '')}\0".encode())

@@ -44,6 +44,8 @@ def plan_command(
     from tmemlint.plan.render_text import render_text
 
     try:
+        if Path(file).suffix in (".cu", ".cuh", ".h", ".hpp"):
+            _fail(f"{file}: plan reads PTX; compile the CUDA source first (nvcc -arch=sm_100a -ptx -lineinfo)")
         data = Path(file).read_bytes()
     except IsADirectoryError:
         _fail(f"{file}: is a directory")
