@@ -16,6 +16,7 @@ from typing import Callable, Iterable
 from tmemlint.checks.context import FunctionContext
 from tmemlint.checks.registry import RULES, Rule, load_all
 from tmemlint.findings import Finding, Severity
+from tmemlint.frontend import parser
 from tmemlint.frontend.parser import PTXSyntaxError, decode, parse_text
 from tmemlint.ir import Module
 
@@ -24,6 +25,14 @@ SOURCE_SUFFIXES = (".cu", ".cuh")
 #: C++ headers: read in source mode when a file is named explicitly (folder searches skip them).
 HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".hxx")
 _GLOB_CHARS = ("*", "?", "[")
+
+#: Files larger than this are not read (TM901); see also ``tmemlint.frontend.parser.MAX_LINES`` and
+#: ``tmemlint.frontend.transformer.MAX_SCOPE_DEPTH``.
+MAX_BYTES = 64 * 1024 * 1024
+#: A function whose registers are redefined so often that the value analysis would take more than about a
+#: second (sum over registers of definitions x reads by definitions, ``value_work``) is not analysed (TM901).
+#: The largest function of the Triton, CuTe DSL and nvcc corpus scores 35,000.
+MAX_VALUE_WORK = 4_000_000
 
 
 @dataclass(slots=True)
@@ -79,34 +88,70 @@ def _finding(path: str, code: str, line: int, col: int, end_col: int, message: s
     return Finding(path, line, col, line, end_col, code, r.name, r.severity, message)
 
 
+def value_work(fn) -> int:
+    """The cost of ``fn``'s value analysis: over every register, its definitions times the definitions that read
+    it (the def-use worklist revisits every reader of a register each time one of its definitions changes)."""
+    from collections import Counter
+
+    from tmemlint.analysis.values import defined_regs, used_regs
+
+    defs: Counter = Counter()
+    reads: Counter = Counter()
+    for inst in fn.instructions:
+        d = defined_regs(inst)
+        if d:
+            for r in d:
+                defs[r.name] += 1
+            for r in used_regs(inst):
+                reads[r.name] += 1
+    return sum(n * reads[r] for r, n in defs.items())
+
+
+def _lint_function(module: Module, fn, path: str, options: Options, rules: list[Rule]) -> list[Finding]:
+    """The findings of the enabled rules on one function (see ``lint_module``)."""
+    if not fn.has_body:
+        return []
+    ctx = FunctionContext(module, fn, path)
+    ctx.options = options
+    if not ctx.touches_tmem:
+        return []
+    work = value_work(fn)
+    if work > MAX_VALUE_WORK:
+        if not options.wants("TM901"):
+            return []
+        return [_finding(path, "TM901", fn.span.line, fn.span.column, fn.span.end_column,
+                         f"function {fn.name} is not analysed: its registers are redefined too often "
+                         f"(definitions x reads = {work:,}, more than the limit of {MAX_VALUE_WORK:,})")]
+    for r in rules:
+        try:
+            r.check(ctx)
+        except RecursionError:
+            ctx.findings.append(_finding(path, "TM901", fn.span.line, fn.span.column, fn.span.end_column,
+                                         f"{r.code} skipped for function {fn.name}: too deeply nested"))
+    if options.wants("TM901"):
+        for inst in ctx.cfg.unresolved:
+            ctx.findings.append(_finding(path, "TM901", inst.span.line, inst.span.column, inst.span.end_column,
+                                         f"branch target of '{inst.opcode}' is not a known label or "
+                                         f".branchtargets list: paths through it are not analysed"))
+        msgs = list(ctx.bounded) + (list(ctx.lifecycle.bounded) if "lifecycle" in ctx.__dict__ else [])
+        if msgs:
+            for msg in sorted(set(msgs)):
+                ctx.findings.append(_finding(path, "TM901", fn.span.line, fn.span.column, fn.span.end_column,
+                                             f"function {fn.name}: {msg}; allocation findings may be missing"))
+    return [f for f in ctx.findings if options.codes is None or f.code in options.codes]
+
+
 def lint_module(module: Module, path: str, options: Options) -> list[Finding]:
     """Run the enabled rules on every function of ``module`` that has a body."""
     rules = [r for r in options.rules() if r.check is not None]
     out: list[Finding] = []
     for fn in module.functions:
-        if not fn.has_body:
-            continue
-        ctx = FunctionContext(module, fn, path)
-        ctx.options = options
-        if not ctx.touches_tmem:
-            continue
-        for r in rules:
-            try:
-                r.check(ctx)
-            except RecursionError:
-                ctx.findings.append(_finding(path, "TM901", fn.span.line, fn.span.column, fn.span.end_column,
-                                             f"{r.code} skipped for function {fn.name}: too deeply nested"))
-        if options.wants("TM901"):
-            for inst in ctx.cfg.unresolved:
-                ctx.findings.append(_finding(path, "TM901", inst.span.line, inst.span.column, inst.span.end_column,
-                                             f"branch target of '{inst.opcode}' is not a known label or "
-                                             f".branchtargets list: paths through it are not analysed"))
-            msgs = list(ctx.bounded) + (list(ctx.lifecycle.bounded) if "lifecycle" in ctx.__dict__ else [])
-            if msgs:
-                for msg in sorted(set(msgs)):
-                    ctx.findings.append(_finding(path, "TM901", fn.span.line, fn.span.column, fn.span.end_column,
-                                                 f"function {fn.name}: {msg}; allocation findings may be missing"))
-        out.extend(f for f in ctx.findings if options.codes is None or f.code in options.codes)
+        try:
+            out.extend(_lint_function(module, fn, path, options, rules))
+        except RecursionError:  # operands nested past Python's recursion limit (a vector in a vector in ...)
+            if options.wants("TM901"):
+                out.append(_finding(path, "TM901", fn.span.line, fn.span.column, fn.span.end_column,
+                                    f"function {fn.name} is not analysed: nested too deep (Python recursion limit)"))
     return out
 
 
@@ -132,10 +177,15 @@ def lint_text(text: str, path: str, options: Options | None = None) -> list[Find
     input."""
     options = options or Options()
     load_all()
+    lines = text.count("\n") + 1
+    if lines > parser.MAX_LINES:  # before suppressions and fingerprints, which split the text into lines
+        return _over_limit(path, f"{lines:,} lines, more than the limit of {parser.MAX_LINES:,}: the file is not "
+                                 f"analysed", options)
     try:
         module = parse_text(text, path)
-    except PTXSyntaxError as e:
-        return finish_findings([_finding(path, "TM900", e.line, e.column, e.end_column, e.message)], text, path,
+    except PTXSyntaxError as e:  # TM900, or TM901 for a PTXLimitError
+        found = [_finding(path, e.code, e.line, e.column, e.end_column, e.message)]
+        return finish_findings([f for f in found if f.code == "TM900" or options.wants(f.code)], text, path,
                                options, rules_ran=False)
     if module.version is None:
         first = 1
@@ -187,6 +237,14 @@ def lint_bytes(data: bytes, display: str, options: Options | None = None) -> Fil
     decoded ``text`` (for code frames) and ``options``."""
     options = options or Options()
     res = FileResult(display, options=options)
+    if len(data) > MAX_BYTES:
+        res.findings = _too_large(display, len(data), options)
+        return res
+    lines = data.count(b"\n") + 1
+    if lines > parser.MAX_LINES:
+        res.findings = _over_limit(display, f"{lines:,} lines, more than the limit of {parser.MAX_LINES:,}: the file "
+                                            f"is not analysed", options)
+        return res
     try:
         text = decode(data)
     except PTXSyntaxError as e:
@@ -202,12 +260,32 @@ def lint_bytes(data: bytes, display: str, options: Options | None = None) -> Fil
     return res
 
 
+def _over_limit(display: str, message: str, options: Options) -> list[Finding]:
+    """A file past a size limit: one TM901 at 1:1 (when TM901 is enabled), without reading suppressions."""
+    if not options.wants("TM901"):
+        return []
+    return finish_findings([_finding(display, "TM901", 1, 1, 2, message)], "", display, options, rules_ran=False)
+
+
+def _too_large(display: str, size: int, options: Options) -> list[Finding]:
+    if size == MAX_BYTES + 1:  # a stream: read up to the limit
+        return _over_limit(display, f"more than the limit of {MAX_BYTES:,} bytes: the file is not read", options)
+    return _over_limit(display, f"{size:,} bytes, more than the limit of {MAX_BYTES:,}: the file is not read",
+                       options)
+
+
 def lint_file(path: str | Path, display: str | None = None, options: Options | None = None) -> FileResult:
-    """Read and lint one file.  An unreadable file gives ``unreadable`` (no exception)."""
+    """Read and lint one file.  An unreadable file gives ``unreadable`` (no exception).  At most ``MAX_BYTES``
+    are read (a larger file, or an endless device such as ``/dev/zero``, gives TM901)."""
     shown = display or str(path)
     res = FileResult(shown, options=options)
     try:
-        data = Path(path).read_bytes()
+        size = os.stat(path).st_size
+        if size > MAX_BYTES and os.path.isfile(path):
+            res.findings = _too_large(shown, size, options or Options())
+            return res
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_BYTES + 1)
     except IsADirectoryError:
         res.unreadable = "is a directory"
         return res

@@ -15,12 +15,19 @@ from pathlib import Path
 from lark import Lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from tmemlint.frontend.transformer import IRBuilder, _Decl, _declared_variables
+from tmemlint.frontend.transformer import MAX_SCOPE_DEPTH, IRBuilder, NestingTooDeep, _Decl, _declared_variables
 from tmemlint.ir import Function, Module, SourcePos
 
 
+#: Files with more lines than this are not parsed (TM901): about 100 s and 600 MB at the parser's speed.
+MAX_LINES = 1_000_000
+
+
 class PTXSyntaxError(Exception):
-    """The text is not PTX this grammar accepts.  ``line``/``column`` are 1-based, ``end_column`` exclusive."""
+    """The text is not PTX this grammar accepts.  ``line``/``column`` are 1-based, ``end_column`` exclusive;
+    ``code`` is the rule the engine reports it as (TM900)."""
+
+    code = "TM900"
 
     def __init__(self, message: str, line: int, column: int, end_column: int | None = None):
         super().__init__(message)
@@ -28,6 +35,13 @@ class PTXSyntaxError(Exception):
         self.line = line
         self.column = column
         self.end_column = end_column if end_column is not None else column + 1
+
+
+class PTXLimitError(PTXSyntaxError):
+    """The text may be PTX but is beyond a limit of this tool (``MAX_LINES`` lines, ``MAX_SCOPE_DEPTH`` nested
+    scopes, Python's recursion limit): reported as TM901 not-analysable, with the limit in the message."""
+
+    code = "TM901"
 
 
 def grammar_text() -> str:
@@ -102,8 +116,14 @@ def _expected(e: UnexpectedInput) -> str:
 def parse_text(text: str, path: str = "<string>") -> Module:
     """Parse PTX ``text`` into a Module.
 
-    Raises PTXSyntaxError with the position of the first token the grammar rejects."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    Raises PTXSyntaxError with the position of the first token the grammar rejects, PTXLimitError for a text
+    beyond ``MAX_LINES`` or ``MAX_SCOPE_DEPTH``.  Lines end at ``\n`` (``\r\n`` too); a lone ``\r`` is blank
+    space, as in every other place that counts lines (code frames, fingerprints, suppressions)."""
+    text = text.replace("\r\n", "\n")
+    lines = text.count("\n") + 1
+    if lines > MAX_LINES:
+        raise PTXLimitError(f"{lines:,} lines, more than the limit of {MAX_LINES:,}: the file is not analysed",
+                            1, 1)
     try:
         try:
             items = _parser().parse(text)
@@ -122,8 +142,11 @@ def parse_text(text: str, path: str = "<string>") -> Module:
                              tok.column + width) from None
     except UnexpectedEOF as e:
         raise PTXSyntaxError("unexpected end of file" + _expected(e), max(1, text.count("\n") + 1), 1) from None
+    except NestingTooDeep as e:
+        raise PTXLimitError(f"{e}: the file is not analysed (limit {MAX_SCOPE_DEPTH})", e.line, e.column) from None
     except RecursionError:
-        raise PTXSyntaxError("nesting too deep to analyse", 1, 1) from None
+        raise PTXLimitError("nested too deep for the parser (Python recursion limit): the file is not analysed",
+                            1, 1) from None
     module = Module(path=path, line_count=text.count("\n") + (0 if text.endswith("\n") else 1))
     for item in items:
         if isinstance(item, Function):

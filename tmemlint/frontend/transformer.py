@@ -366,17 +366,32 @@ def _declared_variables(decl: _Decl) -> list[Variable]:
     return out
 
 
+#: ``{ }`` scopes nested deeper than this inside one function body make the file not analysable (TM901).
+MAX_SCOPE_DEPTH = 1000
+
+
+class NestingTooDeep(Exception):
+    """A function body whose ``{ }`` scopes nest deeper than ``MAX_SCOPE_DEPTH``; ``line``/``column`` are the
+    function name's position."""
+
+    def __init__(self, function: str, line: int, column: int):
+        super().__init__(f"{{ }} scopes nested more than {MAX_SCOPE_DEPTH} deep in function {function}")
+        self.line = line
+        self.column = column
+
+
 def flatten_body(fn: Function, statements: list) -> None:
     """Fill ``fn.instructions``, ``labels``, ``branch_targets`` and ``variables`` from the nested statements.
 
     Scope-local declarations and labels are renamed ``name@N`` (N = scope number) so that later analyses can treat
-    the body as one flat list of instructions."""
+    the body as one flat list of instructions.  The walk keeps its own stack (no Python recursion); scopes nested
+    deeper than ``MAX_SCOPE_DEPTH`` raise NestingTooDeep."""
     insts = fn.instructions
-    counter = [0]
-    current_loc: list = [None]  # the raw _Loc; tmemlint.frontend.parser resolves it once .file is known
-    pending_label: list[str | None] = [None]
+    counter = 0
+    current_loc = None  # the raw _Loc; tmemlint.frontend.parser resolves it once .file is known
+    pending_label: str | None = None
 
-    def walk(stmts: list, renames: dict[str, str], sid: int) -> None:
+    def enter(stmts: list, renames: dict[str, str], sid: int):
         local = renames
         if sid > 0:  # a nested scope: its declarations and labels shadow outer names
             local = dict(renames)
@@ -390,34 +405,42 @@ def flatten_body(fn: Function, statements: list) -> None:
                             local[nm] = (f"%%{nm}@{sid}" if is_reg and not nm.startswith("%") else f"{nm}@{sid}")
                 elif isinstance(s, Label):
                     local[s.name] = f"{s.name}@{sid}"
-        for s in stmts:
+        return iter(stmts), local
+
+    stack = [enter(statements, {}, 0)]
+    while stack:
+        it, local = stack[-1]
+        for s in it:
             if isinstance(s, Instruction):
                 if local:
                     _rename(s, local)
                 s.index = len(insts)
-                s.src = current_loc[0]
+                s.src = current_loc
                 insts.append(s)
-                pending_label[0] = None
+                pending_label = None
             elif isinstance(s, Label):
                 name = local.get(s.name, s.name)
                 name = name[2:] if name.startswith("%%") else name
                 fn.labels[name] = len(insts)
                 fn.label_spans[name] = s.span
-                pending_label[0] = name
+                pending_label = name
             elif isinstance(s, _Loc):
-                current_loc[0] = s
+                current_loc = s
             elif isinstance(s, _BranchTargets):
-                if pending_label[0] is not None:
-                    fn.branch_targets[pending_label[0]] = tuple(local.get(t, t) for t in s.targets)
+                if pending_label is not None:
+                    fn.branch_targets[pending_label] = tuple(local.get(t, t) for t in s.targets)
             elif isinstance(s, _Decl):
                 for v in _declared_variables(s):
                     if v.space != "reg":
                         fn.variables[local.get(v.name, v.name)] = v
             elif isinstance(s, _Scope):
-                counter[0] += 1
-                walk(s.statements, local, counter[0])
-
-    walk(statements, {}, 0)
+                if len(stack) > MAX_SCOPE_DEPTH:
+                    raise NestingTooDeep(fn.name, fn.span.line, fn.span.column)
+                counter += 1
+                stack.append(enter(s.statements, local, counter))
+                break
+        else:
+            stack.pop()
 
 
 def _rename_operand(o, m: dict[str, str]):
