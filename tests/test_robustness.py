@@ -479,3 +479,16 @@ def test_operands_nested_past_the_recursion_limit():
     extra = "{\n\t.reg .b32 %q;\n\tmov.b32 %q, " + "{" * 5000 + "%x1" + "}" * 5000 + ";\n}\n"
     assert [(f.code, f.line, f.message) for f in lint_text(with_body(extra), "v.ptx")] == [
         ("TM901", 1, "nested too deep for the parser (Python recursion limit): the file is not analysed")]
+
+
+def test_output_identical_across_hash_seeds(tmp_path):
+    """Two processes with different string-hash seeds (set iteration order) print the same bytes."""
+    files = [str(FIXTURES / "nvcc" / n) for n in ("tm101_leak_bad.ptx", "tm305_dealloc_unsynchronized_bad.ptx")]
+    outs = []
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed, TMEMLINT_NO_CACHE="1")
+        p = subprocess.run([sys.executable, "-m", "tmemlint", "--isolated", "--format", "json", "--jobs", "1",
+                            *files], capture_output=True, text=True, env=env, timeout=300)
+        outs.append((p.returncode, p.stdout))
+    assert outs[0] == outs[1]
+    assert outs[0][0] == 1 and {f["code"] for f in json.loads(outs[0][1])} == {"TM101", "TM305"}
