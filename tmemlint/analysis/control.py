@@ -98,18 +98,26 @@ def must_state(ctx: "FunctionContext", transfer: Callable, init, meet=lambda a, 
     order = [n for n in cfg.reverse_postorder() if n in cfg.blocks]
     preds = {n: [p for p in cfg.graph.predecessors(n) if p in cfg.blocks or p == ENTRY] for n in order}
     out: dict = {}
+
+    def entry(n):
+        """The meet of the states flowing into block ``n`` (``_MISSING`` when no predecessor is computed)."""
+        ins = [init if p == ENTRY else out[p] for p in preds[n] if p == ENTRY or p in out]
+        if not ins:
+            return _MISSING
+        st = ins[0]
+        for x in ins[1:]:
+            st = meet(st, x)
+        return st
+
     changed = True
     rounds = 0
     while changed and rounds < 100:
         changed = False
         rounds += 1
         for n in order:
-            ins = [init if p == ENTRY else out[p] for p in preds[n] if p == ENTRY or p in out]
-            if not ins:
+            st = entry(n)
+            if st is _MISSING:
                 continue
-            st = ins[0]
-            for x in ins[1:]:
-                st = meet(st, x)
             for inst in cfg.blocks[n].instructions:
                 st = transfer(st, inst)
             if out.get(n, _MISSING) != st:
@@ -117,12 +125,9 @@ def must_state(ctx: "FunctionContext", transfer: Callable, init, meet=lambda a, 
                 changed = True
     before: dict[int, object] = {}
     for n in order:
-        ins = [init if p == ENTRY else out[p] for p in preds[n] if p == ENTRY or p in out]
-        if not ins:
+        st = entry(n)
+        if st is _MISSING:
             continue
-        st = ins[0]
-        for x in ins[1:]:
-            st = meet(st, x)
         for inst in cfg.blocks[n].instructions:
             before[inst.index] = st
             st = transfer(st, inst)
