@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 
@@ -79,14 +80,24 @@ def compile_to_ptx(text: str, path: str, nvcc_args=(), defines: dict[str, str] |
                 fh.write(text)
         out = os.path.join(tmp, "out.ptx")
         env = dict(os.environ, TMPDIR=tmp, TMP=tmp, TEMP=tmp)
-        cmd = nvcc_command(nvcc, name, out, nvcc_args, defines)
+        # "./name": a file called "-E.cu" must not be read as an option
+        cmd = nvcc_command(nvcc, os.path.join(".", name), out, nvcc_args, defines)
         try:
-            proc = subprocess.run(cmd, cwd=folder, env=env, capture_output=True, text=True, timeout=timeout,
-                                  shell=False, check=False)
-        except subprocess.TimeoutExpired:
-            raise CompileError(f"nvcc did not finish within {timeout:g} s") from None
+            # own session: on a timeout the whole process group (nvcc and the tools it started) is killed
+            popen = subprocess.Popen(cmd, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, shell=False, start_new_session=True)
         except OSError as e:
             raise CompileError(f"nvcc could not be run: {e.strerror or e}") from None
+        try:
+            stdout, stderr = popen.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(popen.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            popen.communicate()
+            raise CompileError(f"nvcc did not finish within {timeout:g} s") from None
+        proc = subprocess.CompletedProcess(cmd, popen.returncode, stdout, stderr)
         if proc.returncode != 0:
             msg = (proc.stderr or proc.stdout or "").strip()
             raise CompileError(f"nvcc failed (exit {proc.returncode}):\n{msg}" if msg else

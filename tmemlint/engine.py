@@ -128,6 +128,10 @@ def _lint_function(module: Module, fn, path: str, options: Options, rules: list[
         except RecursionError:
             ctx.findings.append(_finding(path, "TM901", fn.span.line, fn.span.column, fn.span.end_column,
                                          f"{r.code} skipped for function {fn.name}: too deeply nested"))
+        except Exception as e:  # an internal error in one rule costs that rule on this function, not the run
+            ctx.findings.append(_finding(path, "TM901", fn.span.line, fn.span.column, fn.span.end_column,
+                                         f"{r.code} skipped for function {fn.name}: internal error "
+                                         f"({type(e).__name__}: {str(e)[:200]}); please report it"))
     if options.wants("TM901"):
         for inst in ctx.cfg.unresolved:
             ctx.findings.append(_finding(path, "TM901", inst.span.line, inst.span.column, inst.span.end_column,
