@@ -137,7 +137,8 @@ def must_state(ctx: "FunctionContext", transfer: Callable, init, meet=lambda a, 
 _MISSING = object()
 
 
-def _block_descendants(ctx: "FunctionContext", b) -> set:
+def block_descendants(ctx: "FunctionContext", b) -> set:
+    """Blocks reachable from block ``b`` by at least one edge (cached on ``ctx``)."""
     cache = ctx.__dict__.setdefault("_descendants", {})
     got = cache.get(b)
     if got is None:
@@ -152,4 +153,4 @@ def can_reach(ctx: "FunctionContext", a: Instruction, b: Instruction) -> bool:
     bb = ctx.cfg.block_of[b.index]
     if ba == bb and a.index < b.index:
         return True
-    return bb in _block_descendants(ctx, ba)
+    return bb in block_descendants(ctx, ba)

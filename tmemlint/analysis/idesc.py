@@ -48,12 +48,6 @@ def mma_kind(inst: Instruction) -> str | None:
     return inst.part_with_prefix("kind::")
 
 
-def accumulator_columns(idesc: Idesc, cta_group: int) -> int:
-    """Columns of D written by one MMA, as a safe upper bound: N (the reference's §2.5 datapath table gives N/2 or
-    N/4 for some layouts; the linter uses N)."""
-    return idesc.n
-
-
 _LD_SHAPES = {"32x32b": (32, 1), "16x64b": (16, 2), "16x128b": (16, 4), "16x256b": (16, 8), "16x32bx2": (16, 1)}
 _CP_SHAPES = {"128x256b": 8, "4x256b": 8, "128x128b": 4, "64x128b": 4, "32x128b": 4}
 
@@ -98,7 +92,7 @@ def accumulator_footprint(idesc: Idesc, cta_group: int, ws: bool = False) -> tup
     ``.ws`` → 64 lanes × N (layout F); M=128 ::2 sparse → 64 lanes × N (layout C); M=128 ::2 dense → 128 lanes ×
     N/2 (layout B); ``.ws`` M=64 → 128 lanes × N/2 (layout E); ``.ws`` M=32 → 128 lanes × N/4 (layout G).  The
     B, E and G column counts are the reference's inference (lanes × columns = rows × N); the rules use N for all
-    (``accumulator_columns``).  An M the tables do not list gives ``(128, N)``."""
+    (TM401 uses N, a safe upper bound).  An M the tables do not list gives ``(128, N)``."""
     m, n = idesc.m, idesc.n
     if ws:
         if m == 64:

@@ -49,8 +49,6 @@ class Lifecycle:
         self.double_free: dict[int, int | None] = {}
         #: alloc index -> the relinquish executed before it by the same thread (TM105)
         self.after_relinquish: dict[int, int] = {}
-        #: alloc index -> (columns of the earlier alloc, its column count) when it grows (TM106)
-        self.growth: dict[int, int] = {}
         #: alloc index -> columns held by this thread including the new allocation, when over 512 (TM106)
         self.over_budget: dict[int, int] = {}
         #: alloc indices executed while this thread still held an allocation written to the same slot (TM101:
@@ -92,8 +90,6 @@ class Lifecycle:
                 for p in prop:
                     if p[0] == "r":
                         self.after_relinquish.setdefault(idx, p[1])
-                    elif p[0] == "last" and sites.ncols.get(idx) and sites.ncols[idx] > p[1]:
-                        self.growth.setdefault(idx, p[1])
                 n = sites.ncols.get(idx)
                 if n:
                     held = sum(self._slot_cols(p[1]) for p in prop if p[0] == "a") + n

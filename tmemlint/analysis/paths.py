@@ -235,7 +235,3 @@ class PropertySimulation:
                             arrive(succ, prop, f, last)
         return list(exits.values())
 
-
-def executed_defs(inst: Instruction) -> list:
-    """Registers defined by ``inst`` (re-exported for rules that track registers along paths)."""
-    return defined_regs(inst)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tmemlint.analysis.values import TOP, ValueAnalysis, _CMP, _NEGATE, eval_tid, opaque_deps
-from tmemlint.ir import Function, Instruction, Reg  # noqa: F401
+from tmemlint.ir import Function, Instruction, Reg
 
 MAX_THREADS = 1024
 _POSITIVE = {"eq", "lt", "le", "lo", "ls"}
@@ -265,14 +265,6 @@ class GuardOracle:
         key, pol = self._key(v)
         return facts | {(key, want == pol)}
 
-    def evaluate(self, inst: Instruction, reg: Reg, negated: bool = False):
-        """Compatibility helper: ``(decided, (key, want), deps)`` for a guard without facts (see ``truth``)."""
-        v = self.value(inst, reg)
-        t = self.truth(v, frozenset())
-        if t is not None:
-            return (t != negated), None, frozenset()
-        key, pol = self._key(v)
-        return None, (key, pol != negated), self.deps.get(key, frozenset())
 
 
 _SIGNED = {"lt", "le", "eq"}

@@ -248,22 +248,15 @@ def lane_quadrant(ctx):
 
 def reachable_after(ctx, starts) -> set[int]:
     """Indices of the instructions that can execute after one of the instructions ``starts`` (CFG paths)."""
-    import networkx as nx
+    from tmemlint.analysis.control import block_descendants
 
     cfg = ctx.cfg
     out: set[int] = set()
-    blocks: set = set()
     for s in starts:
         b = cfg.block_of[s.index]
-        blk = cfg.blocks[b]
-        out.update(range(s.index + 1, blk.end))
-        for succ in cfg.graph.successors(b):
-            if succ in cfg.blocks and succ not in blocks:
-                blocks.add(succ)
-                blocks.update(n for n in nx.descendants(cfg.graph, succ) if n in cfg.blocks)
-    for b in blocks:
-        blk = cfg.blocks[b]
-        out.update(range(blk.start, blk.end))
+        out.update(range(s.index + 1, cfg.blocks[b].end))
+        for d in block_descendants(ctx, b):
+            out.update(range(cfg.blocks[d].start, cfg.blocks[d].end))
     return out
 
 

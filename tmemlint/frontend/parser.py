@@ -8,7 +8,6 @@ UTF-8 (Latin-1 text in comments) are decoded as Latin-1 so positions stay exact.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -183,14 +182,6 @@ def _resolve_locs(module: Module) -> None:
                 pos = SourcePos(files.get(raw.file, f"<file {raw.file}>"), raw.line, raw.column, inl)
                 cache[key] = pos
             inst.src = pos
-
-
-@dataclass(slots=True)
-class ReadResult:
-    """The outcome of reading one file: a Module, or the error that stopped it."""
-
-    module: Module | None
-    error: PTXSyntaxError | None = None
 
 
 def parse_file(path: str | Path, display: str | None = None) -> Module:

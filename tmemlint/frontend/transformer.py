@@ -25,7 +25,6 @@ from tmemlint.ir import (
     ParenList,
     Reg,
     RegPair,
-    SourcePos,
     Span,
     Sym,
     Variable,
