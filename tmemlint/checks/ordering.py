@@ -9,51 +9,35 @@ from tmemlint.checks.registry import rule
 def pending_ld_uses(ctx) -> dict[int, int]:
     """For each tcgen05.ld (by index), the first instruction (by index) that reads one of its destination registers
     while no tcgen05.wait::ld has executed since the ld, on some path (a forward may-analysis over the CFG: the
-    pending set at a block entry is the union over its predecessors)."""
+    pending set at a block entry is the union over its predecessors; ``control.must_state`` with a union meet)."""
+    from tmemlint.analysis.control import must_state
+
     fn = ctx.function
-    cfg = ctx.cfg
     if not any(i.family == "tcgen05.ld" for i in fn.instructions):
         return {}
-    blocks = cfg.blocks
-    order = [n for n in cfg.reverse_postorder() if n in blocks]
-    preds = {n: [p for p in cfg.graph.predecessors(n) if p in blocks] for n in order}
-    out: dict[int, frozenset] = {n: frozenset() for n in order}
+
+    def transfer(pending: frozenset, inst) -> frozenset:
+        fam = inst.family
+        if fam == "tcgen05.wait::ld":
+            return frozenset() if inst.guard is None else pending
+        if pending:
+            defs = {r.name for r in defined_regs(inst)}
+            if defs:
+                pending = frozenset(p for p in pending if p[0] not in defs)
+        if fam == "tcgen05.ld":
+            pending = pending | {(r.name, inst.index) for r in defined_regs(inst)}
+        return pending
+
+    before = must_state(ctx, transfer, frozenset(), meet=lambda x, y: x | y)
     first_use: dict[int, int] = {}
-
-    def run_block(n, cur: frozenset, record: bool) -> frozenset:
-        pending = dict(cur)
-        for inst in blocks[n].instructions:
-            fam = inst.family
-            if fam == "tcgen05.wait::ld":
-                if inst.guard is None:
-                    pending.clear()
-                continue
-            if pending:
-                for r in used_regs(inst):
-                    ld = pending.get(r.name)
-                    if ld is not None and record:
-                        old = first_use.get(ld)
-                        if old is None or inst.index < old:
-                            first_use[ld] = inst.index
-                for r in defined_regs(inst):
-                    pending.pop(r.name, None)
-            if fam == "tcgen05.ld":
-                for r in defined_regs(inst):
-                    pending[r.name] = inst.index
-        return frozenset(pending.items())
-
-    changed = True
-    while changed:
-        changed = False
-        for n in order:
-            cur = frozenset().union(*(out[p] for p in preds[n])) if preds[n] else frozenset()
-            o = run_block(n, cur, False)
-            if o != out[n]:
-                out[n] = o
-                changed = True
-    for n in order:
-        cur = frozenset().union(*(out[p] for p in preds[n])) if preds[n] else frozenset()
-        run_block(n, cur, True)
+    for inst in fn.instructions:
+        pending = before.get(inst.index)
+        if not pending or inst.family == "tcgen05.wait::ld":
+            continue
+        used = {r.name for r in used_regs(inst)}
+        for reg, ld in pending:
+            if reg in used and (ld not in first_use or inst.index < first_use[ld]):
+                first_use[ld] = inst.index
     return first_use
 
 
