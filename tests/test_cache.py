@@ -35,7 +35,8 @@ def run(args, cache: Path, cwd: Path):
 
 
 def entries(cache: Path) -> list[Path]:
-    return sorted(p for p in cache.rglob("*") if p.is_file())
+    """The result entries (not the parser's LALR tables, kept in ``parser/`` beside them)."""
+    return sorted(p for p in cache.rglob("*") if p.is_file() and p.parent.name != "parser")
 
 
 def test_second_run_is_answered_from_the_cache(tmp_path):
@@ -65,9 +66,34 @@ def test_changed_input_or_config_misses_the_cache(tmp_path):
     assert len(entries(cache)) == 3
 
 
-def test_no_cache_writes_nothing(tmp_path):
+def test_no_cache_writes_no_result(tmp_path):
     k = tmp_path / "k.ptx"
     k.write_text(SRC)
     cache = tmp_path / "cache"
     assert run(["--no-cache", "k.ptx"], cache, tmp_path).returncode == 1
     assert entries(cache) == []
+
+
+def test_parser_tables_are_kept_once_and_reused(tmp_path):
+    k = tmp_path / "k.ptx"
+    k.write_text(SRC)
+    cache = tmp_path / "cache"
+    assert run(["--no-cache", "k.ptx"], cache, tmp_path).returncode == 1
+    tables = sorted((cache / "parser").iterdir())
+    assert [p.name.startswith("ptx-") and p.suffix == ".lark" for p in tables] == [True]
+    stamp = tables[0].stat().st_mtime_ns
+    assert run(["--no-cache", "k.ptx"], cache, tmp_path).returncode == 1
+    assert [p.stat().st_mtime_ns for p in sorted((cache / "parser").iterdir())] == [stamp]
+
+
+def test_corrupt_parser_tables_are_rebuilt(tmp_path):
+    k = tmp_path / "k.ptx"
+    k.write_text(SRC)
+    cache = tmp_path / "cache"
+    assert run(["--no-cache", "k.ptx"], cache, tmp_path).returncode == 1
+    (table,) = (cache / "parser").iterdir()
+    table.write_bytes(b"not a pickle")
+    again = run(["--no-cache", "--format", "concise", "k.ptx"], cache, tmp_path)
+    assert again.returncode == 1
+    assert [ln.split(":")[1:3] for ln in again.stdout.splitlines()] == [["9", "3"], ["11", "3"]]
+    assert again.stderr == ""
