@@ -38,9 +38,6 @@ MODES_DIFFER: dict[str, str] = {
     "fixtures/patterns/func_callee_alloc_dealloc_bad.cu":
         "PTX mode misses the TM101 (the alloc is in a .func callee, not followed into the kernel); source mode inlines "
         "the callee and reports it",
-    "fixtures/patterns/ld_wait_next_iteration.cu":
-        "PTX mode reports TM301 on register copies nvcc inserts for the loop-carried value; source mode unrolls the "
-        "16-iteration loop and is clean",
     "fixtures/patterns/persistent_loop_alloc_flags.cu":
         "both modes miss the flag correlation, differently: PTX adds TM108 (the or of the warp and flag predicates), "
         "source mode TM305 (the had_tile flag)",

@@ -23,12 +23,6 @@ _EXTEND = re.compile(r"//\s*tmemlint-test:\s*extend-select=([A-Z0-9, ]+)")
 #: analysis), path from the repository root → what the linter gets wrong. xfail(strict=True): fixing the gap makes the
 #: test pass, and then this entry must go.
 KNOWN_GAPS: dict[str, str] = {
-    'fixtures/patterns/ld_wait_next_iteration.ptx':
-        'TM301 on register copies nvcc inserts, not on reads of the source: line 465 `mov.u32 %r238, %r229` copies '
-        "the prologue load's result (line 460) and line 503 `mov.u32 %r229, %r238` the in-loop load's (line 487) for "
-        'the loop-carried value, both before the tcgen05.wait::ld at the top of the loop (line 478); the source reads'
-        ' the registers only after that wait, so a mov of a pending destination is a rename, not a use (the hand-'
-        'written ../ptx/ld_wait_next_iteration.ptx, without copies, gives no finding)',
     'fixtures/ptx/triton_same_predicate_bad.ptx':
         'TM206 missed on the st.shared at line 33: its address global_smem + (tid.x << 2) (offset 0 for thread 0, the'
         " slot's bytes) is abstracted to global_smem at an unknown offset ('symx'), which TM206 matches only when the"

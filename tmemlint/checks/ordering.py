@@ -4,12 +4,19 @@ from __future__ import annotations
 
 from tmemlint.analysis.values import defined_regs, used_regs
 from tmemlint.checks.registry import rule
+from tmemlint.ir import Reg
 
 
 def pending_ld_uses(ctx) -> dict[int, int]:
     """For each tcgen05.ld (by index), the first instruction (by index) that reads one of its destination registers
     while no tcgen05.wait::ld has executed since the ld, on some path (a forward may-analysis over the CFG: the
-    pending set at a block entry is the union over its predecessors; ``control.must_state`` with a union meet)."""
+    pending set at a block entry is the union over its predecessors; ``control.must_state`` with a union meet).
+
+    A register-to-register ``mov`` of a pending destination is a rename, not a use (nvcc copies the loop-carried
+    result of a load issued in one iteration and waited for in the next): the copy becomes pending for the same ld,
+    and only a later real read of the copy or of the source counts.  The pending set holds ``(register name, ld
+    index)`` pairs (PTX ISA tcgen05.wait, ``#tcgen05-instructions-tcgen05-wait``; register dependencies
+    §9.7.16.6.4.5; reference §2.2)."""
     from tmemlint.analysis.control import must_state
 
     fn = ctx.function
@@ -20,6 +27,12 @@ def pending_ld_uses(ctx) -> dict[int, int]:
         fam = inst.family
         if fam == "tcgen05.wait::ld":
             return frozenset() if inst.guard is None else pending
+        if pending and _is_copy(inst):
+            dst, src = inst.operands[0].name, inst.operands[1].name
+            lds = {ld for reg, ld in pending if reg == src}
+            if inst.guard is None:  # a guarded copy may not run: the old pending entries of dst stay
+                pending = frozenset(p for p in pending if p[0] != dst)
+            return pending | {(dst, ld) for ld in lds}
         if pending:
             defs = {r.name for r in defined_regs(inst)}
             if defs:
@@ -32,13 +45,25 @@ def pending_ld_uses(ctx) -> dict[int, int]:
     first_use: dict[int, int] = {}
     for inst in fn.instructions:
         pending = before.get(inst.index)
-        if not pending or inst.family == "tcgen05.wait::ld":
+        if not pending or inst.family == "tcgen05.wait::ld" or _is_copy(inst):
             continue
         used = {r.name for r in used_regs(inst)}
         for reg, ld in pending:
             if reg in used and (ld not in first_use or inst.index < first_use[ld]):
                 first_use[ld] = inst.index
     return first_use
+
+
+def _is_copy(inst) -> bool:
+    """A register-to-register ``mov`` (PTX ISA ``#data-movement-and-conversion-instructions-mov``) within one
+    register group (the name without its number: ``%r238`` ← ``%r229``, the same ``.reg .b32 %r<N>`` declaration).
+    That is the copy compilers emit for a loop-carried value (an SSA phi): it renames the value and computes nothing.
+    A ``mov`` into another group (``mov.b32 %f2, %r6``: ``__uint_as_float``) reinterprets the value and is a use."""
+    ops = inst.operands
+    if inst.op != "mov" or len(ops) != 2 or type(ops[0]) is not Reg or type(ops[1]) is not Reg:
+        return False
+    dst, src = ops[0].name, ops[1].name
+    return "." not in src and dst.rstrip("0123456789") == src.rstrip("0123456789")
 
 
 @rule("TM301", "ld-used-before-wait", "warning",
