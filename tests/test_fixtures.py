@@ -23,10 +23,6 @@ _EXTEND = re.compile(r"//\s*tmemlint-test:\s*extend-select=([A-Z0-9, ]+)")
 #: analysis), path from the repository root → what the linter gets wrong. xfail(strict=True): fixing the gap makes the
 #: test pass, and then this entry must go.
 KNOWN_GAPS: dict[str, str] = {
-    'fixtures/ptx/triton_same_predicate_bad.ptx':
-        'TM206 missed on the st.shared at line 33: its address global_smem + (tid.x << 2) (offset 0 for thread 0, the'
-        " slot's bytes) is abstracted to global_smem at an unknown offset ('symx'), which TM206 matches only when the"
-        " slot's variable has at most 16 bytes (global_smem is an extern array of unknown size)",
     'fixtures/patterns/func_callee_alloc_dealloc_bad.ptx':
         'TM101 missed: the only tcgen05.alloc (line 26) is in the .func _Z10tmem_allocPj, which the kernel calls '
         'under warp == 0 (line 273) and nothing frees; allocations are not followed from a callee into its caller '

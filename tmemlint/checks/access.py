@@ -297,6 +297,109 @@ def slot_read_unsynchronized(ctx):
 
 
 _STORE_OPS = {"st", "atom", "red", "cp", "mbarrier", "stmatrix"}
+_SCALAR_BYTES = {"8": 1, "16": 2, "32": 4, "64": 8, "128": 16}
+
+
+def _tid_address(va, inst, a: Address):
+    """``(symbol, offset, e)`` when address operand ``a`` of ``inst`` is ``symbol + offset + e(%tid.x)`` bytes
+    (``e`` a thread expression, see ``values.eval_tid``), found by following single definitions through
+    ``mov``/``cvt``/``cvta`` and ``add``s of a constant or of one thread expression; else None."""
+    from tmemlint.ir import Reg
+
+    off = a.offset
+    base = a.base
+    for _ in range(16):
+        if type(base) is not Reg:
+            return None
+        d = va.single_def.get(base.name)
+        if d is None:
+            return None
+        di = va.insts[d]
+        ops = di.operands
+        if di.op in ("mov", "cvta", "cvt") and len(ops) == 2:
+            base = ops[1]
+            continue
+        if di.op != "add" or len(ops) != 3:
+            return None
+        x, y = va.value(di, ops[1]), va.value(di, ops[2])
+        if y is not TOP and y[0] == "c":
+            off += y[1]
+            base = ops[1]
+            continue
+        if x is not TOP and x[0] == "c":
+            off += x[1]
+            base = ops[2]
+            continue
+        for u, t in ((x, y), (y, x)):
+            if u is not TOP and t is not TOP and u[0] == "sym" and t[0] == "tid":
+                return u[1], u[2] + off, t[1]
+        return None
+    return None
+
+
+def _store_bytes(inst) -> int:
+    """Bytes one thread's store writes: the scalar type's size × the vector length for ``st``/``atom``/``red``
+    (PTX ISA ``#data-movement-and-conversion-instructions-st``, ``#parallel-synchronization-and-communication-
+    instructions-atom``), 8 for ``mbarrier.init`` (a 64-bit object, ``#parallel-synchronization-and-communication-
+    instructions-mbarrier``), else 4 (one 32-bit word: the slot's own size)."""
+    if inst.op == "mbarrier":
+        return 8
+    size = None
+    vec = 1
+    for q in inst.parts[1:]:
+        if q[:1] in "bufs" and q[1:] in _SCALAR_BYTES:
+            size = _SCALAR_BYTES[q[1:]]
+        elif q in ("v2", "v4", "v8"):
+            vec = int(q[1:])
+    return size * vec if size is not None and inst.op in ("st", "atom", "red") else 4
+
+
+def _thread_hit(ctx, inst, slot):
+    """``slot`` when a thread that executes store ``inst`` writes the slot's 4 bytes: the address is the slot's
+    symbol plus a function of ``%tid.x`` (``global_smem + (tid.x << 2)``: thread 0 writes offset 0), evaluated for
+    every thread of every warp class whose paths reach the store (``FunctionContext.simulate``) and, when the guard
+    is itself a thread predicate, for the threads it lets through.  Else None."""
+    from tmemlint.analysis.values import eval_tid
+
+    a = _tid_address(ctx.values, inst, inst.operands[0])
+    if a is None or a[0] != slot[1]:
+        return None
+    _name, off, expr = a
+    width = _store_bytes(inst)
+    lo, hi = slot[2] - off - width + 1, slot[2] - off + 4   # e(tid) in [lo, hi) overlaps the slot's bytes
+    guard = None
+    if inst.guard is not None:
+        g = ctx.values.reg_value(inst, inst.guard.reg)
+        if g is not TOP and g[0] == "tid":
+            guard = (g[1], inst.guard.negated)
+    for klass in _classes_reaching(ctx, inst):
+        n = klass.n_threads
+        for w in klass.warps:
+            tids = range(32 * w, min(32 * w + 32, n))
+            vals = eval_tid(expr, tids)
+            ok = eval_tid(guard[0], tids) if guard is not None else None
+            for k, e in enumerate(vals):
+                if lo <= e < hi and (ok is None or bool(ok[k]) != guard[1]):
+                    return slot
+    return None
+
+
+def _classes_reaching(ctx, inst) -> list:
+    """Warp classes with a path that executes ``inst`` (one simulation per class for all TM206 candidates of the
+    function, cached on ``ctx``)."""
+    cache = ctx.__dict__.setdefault("_tm206_reach", {})
+    if "runs" not in cache:
+        seen: dict[int, list] = {}
+
+        def observe(klass, _prop, i, _facts):
+            lst = seen.setdefault(i.index, [])
+            if not any(k is klass for k in lst):
+                lst.append(klass)
+
+        cand = {i.index for i in ctx.function.instructions if i.op in _STORE_OPS}
+        ctx.simulate(lambda p, _i: p, 0, observe, relevant=lambda i: i.index in cand)
+        cache["runs"] = seen
+    return cache["runs"].get(inst.index, [])
 
 
 @rule("TM206", "alloc-slot-aliased", "warning",
@@ -330,10 +433,12 @@ def alloc_slot_aliased(ctx):
             continue
         hit = None
         for slot in slots:
-            if v[0] == "sym" and v[1] == slot[1] and v[2] < slot[2] + 4 and slot[2] < v[2] + 4:
+            if v[0] == "sym" and v[1] == slot[1] and v[2] < slot[2] + 4 and slot[2] < v[2] + _store_bytes(inst):
                 hit = slot
             elif v[0] == "symx" and v[1] == slot[1] and (names.get(slot[1]) or 1 << 30) <= 16:
                 hit = slot
+            elif v[0] == "symx" and v[1] == slot[1]:
+                hit = _thread_hit(ctx, inst, slot)
         if hit is None:
             continue
         allocs = sites.allocs_of_slot(hit)
