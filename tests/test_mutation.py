@@ -89,15 +89,19 @@ TRITON_CASES = [
 
 #: Mutants tmemlint misses today (see the report of benchmarks/mutate.py): (case) -> why.  xfail(strict=True): when
 #: the analysis catches them the test passes, and the entry must go.
-KNOWN_MISSES = {
-    ("fixtures/real/cute/cute_mxf8.ptx", "tm401-scale", 138, "TM401", (498, 512, 576, 596, 661, 676)):
-        "CuTe DSL builds the idesc with selp/or (selp.b32 %r152, 144711680, 144703488, %p1; or.b32 %r41, %r152, "
-        "%r151; or.b32 %r42, %r37, %r41): N is 128 in every alternative, but the value is not a constant, so "
-        "TM401 cannot decode N and skips the MMA",
-    ("examples/gemm_blockscaled_good.ptx", "tm401-scale", 398, "TM401", (483, 528, 541, 553, 565)):
-        "double-buffered accumulator: [%r42] with %r42 = (%r116 & 128) + base, column 0 or 128; the flat value "
-        "analysis has no constant column, so a scale factor at column 64 (inside stage 0) is not reported",
-}
+KNOWN_MISSES: dict = {}
+
+#: TM401 on the compiler shapes that used to hide the accumulator (fixed: column sets and the idesc's known bits).
+TM401_CASES = [
+    # CuTe DSL builds the idesc with selp/or and ORs the scale byte selectors into bits 4-5/29-30 (selp.b32 %r152,
+    # 144711680, 144703488, %p1; or.b32 %r41, %r152, %r151; or.b32 %r42, %r37, %r41): N=128 in every alternative
+    ("fixtures/real/cute/cute_mxf8.ptx", "tm401-scale", 138, "TM401", [498, 512, 576, 596, 661, 676]),
+    ("fixtures/real/cute/cute_mxf4.ptx", "tm401-cp", 484, "TM401", [485]),
+    # nvcc's double-buffered accumulator: [%r42] with %r42 = (%r116 & 128) + base, column 0 or 128; a scale factor
+    # at column 64 lies inside stage 0
+    ("examples/gemm_blockscaled_good.ptx", "tm401-scale", 398, "TM401", [483, 528, 541, 553, 565]),
+    ("fixtures/nvcc/tm101_leak_good.ptx", "tm401-cp", 434, "TM401", [435]),
+]
 
 
 def _check(name, fault, anchor, code, lines):
@@ -121,6 +125,12 @@ def test_mutant_reported(name, fault, anchor, code, lines):
 @pytest.mark.parametrize("name,fault,anchor,code,lines", TRITON_CASES,
                          ids=[f"{c[1]}@{c[0].split('/')[-1]}:{c[2]}" for c in TRITON_CASES])
 def test_triton_mutant_reported(name, fault, anchor, code, lines):
+    _check(name, fault, anchor, code, lines)
+
+
+@pytest.mark.parametrize("name,fault,anchor,code,lines", TM401_CASES,
+                         ids=[f"{c[1]}@{c[0].split('/')[-1]}:{c[2]}" for c in TM401_CASES])
+def test_tm401_compiler_shapes(name, fault, anchor, code, lines):
     _check(name, fault, anchor, code, lines)
 
 

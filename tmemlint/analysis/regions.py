@@ -475,26 +475,48 @@ def _packing_ld_st(inst: Instruction) -> str:
     return "b32"
 
 
+def idesc_shape_bits(kind: str | None) -> int:
+    """Mask of the instruction-descriptor bits that give the accumulator's shape: N>>3 in bits 17-22, and M in bits
+    27-28 (M>>7) for the block-scaled kinds or bits 24-28 (M>>4) for the dense kinds (PTX ISA §9.7.16.4.2, Tables
+    42-44; reference §2.6)."""
+    return (0x3F << 17) | ((0x3 << 27) if kind in BLOCK_SCALED_KINDS else (0x1F << 24))
+
+
+def known_idesc(inst: Instruction, k: int, va: ValueAnalysis, sets: AddressSets) -> tuple[frozenset, int] | None:
+    """Known-bits view of the 32-bit instruction descriptor, operand ``k`` of a ``tcgen05.mma``: ``(values,
+    unknown)`` where ``unknown`` is a mask of the bits that may be anything and ``values`` the possible values of
+    the other bits (unknown bits read as 0).  A constant gives ``({v}, 0)``, a small set of constants (``selp``
+    between descriptors) ``(set, 0)``.  CuTe DSL ORs the scale-factor byte selectors, shifted out of the scale
+    operands' TMEM addresses, into SFB_ID (bits 4-5) and SFA_ID (bits 29-30): those bits are unknown, the shape
+    fields are not.  None when a shape bit (``idesc_shape_bits``) is unknown or the value cannot be followed."""
+    if k >= len(inst.operands):
+        return None
+    o = inst.operands[k]
+    iv = va.value(inst, o)
+    if iv is not TOP and iv[0] == "c":
+        return frozenset({iv[1] & _MASK}), 0
+    vals = sets.integers(inst, k)
+    if vals:
+        return vals, 0
+    if type(o) is not Reg:
+        return None
+    got = _known_bits(va, sets, inst, o, 0)
+    if got is None:
+        return None
+    vals, unknown = got
+    if unknown & idesc_shape_bits(mma_kind(inst)) or not vals:
+        return None
+    return vals, unknown
+
+
 def _constant_idesc(inst: Instruction, k: int, va: ValueAnalysis, sets: AddressSets) -> Idesc | None:
     """The descriptor of operand ``k``: a constant, or a small set of constants that agree on M and N (CuTe DSL
     shifts the scale-byte selectors into bits 4-5 and 29-30 per K step); the widest N when they differ."""
-    iv = va.value(inst, inst.operands[k])
-    if iv is not TOP and iv[0] == "c":
-        return decode_idesc(iv[1], mma_kind(inst))
+    got = known_idesc(inst, k, va, sets)
+    if got is None:
+        return None
     kind = mma_kind(inst)
-    vals = sets.integers(inst, k)
-    if not vals:
-        o = inst.operands[k]
-        if type(o) is not Reg:
-            return None
-        got = _known_bits(va, sets, inst, o, 0)
-        if got is None:
-            return None
-        vals, unknown = got
-        fields = (0x3F << 17) | ((0x3 << 27) if kind in BLOCK_SCALED_KINDS else (0x1F << 24))
-        if unknown & fields or not vals:
-            return None
-    descs = [decode_idesc(v, kind) for v in sorted(vals)]
+    descs = [decode_idesc(v, kind) for v in sorted(got[0])]
     return max(descs, key=lambda d: (d.n, d.m))
 
 

@@ -7,6 +7,7 @@ from functools import cached_property
 from tmemlint.analysis.cfg import CFG, build_cfg
 from tmemlint.analysis.lifecycle import Lifecycle
 from tmemlint.analysis.paths import BudgetExceeded, PropertySimulation
+from tmemlint.analysis.regions import AddressSets
 from tmemlint.analysis.threads import ThreadModel, thread_model
 from tmemlint.analysis.tmem import TmemSites, tmem_sites
 from tmemlint.analysis.values import ValueAnalysis
@@ -40,6 +41,12 @@ class FunctionContext:
     @cached_property
     def sites(self) -> TmemSites:
         return tmem_sites(self.function, self.values)
+
+    @cached_property
+    def address_sets(self) -> AddressSets:
+        """Bounded sets of TMEM addresses and integers per operand (``tmemlint.analysis.regions``): a
+        double-buffered accumulator at ``base + (stage & 1) * 128`` has the column set {0, 128}."""
+        return AddressSets(self.values, self.threads.n_threads)
 
     @cached_property
     def lifecycle(self) -> Lifecycle:

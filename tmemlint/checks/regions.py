@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tmemlint.analysis.idesc import A_TMEM_COLUMNS, SCALE_COLUMNS, cp_columns, decode_idesc, mma_kind
+from tmemlint.analysis.regions import known_idesc
 from tmemlint.analysis.values import TOP
 from tmemlint.checks.registry import rule
 
@@ -42,55 +43,141 @@ def block_scale_operands(inst):
     return 0, k, k + 1, k + 2
 
 
+def _exact_columns(sets, inst, k):
+    """``(slot, start columns)`` of TMEM operand ``k`` of ``inst`` when every address it may hold is known (an exact
+    ``TmemAddr``: no unknown term was added); columns are bits 15-0 of each address (PTX ISA §9.7.16.2).  Else
+    None."""
+    a = sets.address(inst, k)
+    if a is None or not a.exact or not a.offsets:
+        return None
+    return a.slot, a.columns
+
+
+def _bit_ranges(mask: int) -> str:
+    """``"4-5, 29-30"`` for the set bits of ``mask``."""
+    out = []
+    b = 0
+    while b < 32:
+        if mask >> b & 1:
+            e = b
+            while e + 1 < 32 and mask >> (e + 1) & 1:
+                e += 1
+            out.append(f"{b}-{e}" if e > b else str(b))
+            b = e + 1
+        else:
+            b += 1
+    return ", ".join(out)
+
+
+def _accumulator(ctx, inst):
+    """``(slot, start columns, n, idesc text)`` of the accumulator of a block-scaled ``tcgen05.mma``, or None.
+
+    The start columns are every column the ``[d]`` address may hold (a double-buffered accumulator at ``base +
+    (stage & 1) * 128`` gives {0, 128}); ``n`` is N in columns, decoded from the instruction descriptor's bits 17-22
+    (PTX ISA §9.7.16.4.2, Tables 43/44) through its known-bits view (``known_idesc``: CuTe DSL ORs the scale byte
+    selectors into bits 4-5 and 29-30, which leaves N known), the smallest N when several descriptors are
+    possible.  TM401 takes the accumulator as ``[col(d), col(d) + N)`` (reference §2.5, a safe upper bound)."""
+    sets = ctx.address_sets
+    di, ii, _ai, _bi = block_scale_operands(inst)
+    d = _exact_columns(sets, inst, di)
+    if d is None:
+        return None
+    got = known_idesc(inst, ii, ctx.values, sets)
+    if got is None:
+        return None
+    vals, unknown = got
+    n = min(decode_idesc(v, mma_kind(inst)).n for v in vals)
+    if n == 0:
+        return None
+    return d[0], d[1], n, _idesc_text(vals, unknown)
+
+
+def _idesc_text(vals, unknown: int) -> str:
+    """A descriptor for a message: ``0x08a00000``, ``0x08a00000 or 0x08a00010``, or, for more alternatives or
+    unknown bits, the bits all alternatives share and the others: ``0x08a00000 (bits 4-5, 29-30 vary)``."""
+    vals = sorted(v & 0xFFFFFFFF for v in vals)
+    if not unknown and len(vals) <= 2:
+        return " or ".join(f"{x:#010x}" for x in vals)
+    fixed = ~unknown & 0xFFFFFFFF
+    for v in vals:
+        fixed &= ~(v ^ vals[0])
+    return f"{vals[0] & fixed:#010x} (bits {_bit_ranges(~fixed & 0xFFFFFFFF)} vary)"
+
+
+def _hits(cols, width, acc_cols, n):
+    """``[(column, accumulator start)]``: columns ``[c, c + width)`` that share a column with the accumulator
+    ``[a, a + n)``, for every possible start ``c`` and ``a``."""
+    return [(c, a) for c in cols for a in acc_cols if c < a + n and a < c + width]
+
+
+def _acc_text(acc_cols, n, starts):
+    """``(intervals, note)``: the accumulator columns a fault lies in (``[0, 128)``), and for a multi-buffered
+    accumulator the columns its address may hold (``"; the accumulator address is column 0 or 128"``)."""
+    ivs = ", ".join(f"[{a}, {a + n})" for a in sorted(set(starts)))
+    if len(acc_cols) == 1:
+        return ivs, ""
+    return ivs, f"; the accumulator address is column {' or '.join(map(str, acc_cols))}"
+
+
 @rule("TM401", "scale-accumulator-overlap", "error",
       "block-scale factor columns overlap the accumulator columns of a tcgen05.mma")
 def scale_accumulator_overlap(ctx):
     """PTX ISA §9.7.16.10.7 (block scaling) and §9.7.16.4.2 (idesc): the accumulator occupies columns
     [col(d), col(d)+N) with N from the instruction descriptor; scale factors stored there are overwritten by the
-    MMA's results (and are read as garbage by it)."""
-    va = ctx.values
+    MMA's results (and are read as garbage by it).
+
+    Addresses are column sets (``AddressSets``): an accumulator or scale operand whose column is one of a few
+    (double buffering) is reported when some pair of possible columns overlaps (the fault happens on those tiles).
+    Only exact address sets count: an address plus an unknown term is never placed.  Scale operands are
+    ``SCALE_COLUMNS`` (4) columns wide, a tcgen05.cp destination its shape's columns (reference §2.3)."""
     insts = ctx.function.instructions
-    cps = [i for i in insts if i.family == "tcgen05.cp"]
+    mmas = [i for i in insts if i.family == "tcgen05.mma" and i.has("block_scale")]
+    if not mmas:
+        return
+    sets = ctx.address_sets
+    cps = [(c, _exact_columns(sets, c, 0)) for c in insts if c.family == "tcgen05.cp"]
     flagged_cp = set()
-    for inst in insts:
-        if inst.family != "tcgen05.mma" or not inst.has("block_scale"):
+    for inst in mmas:
+        acc = _accumulator(ctx, inst)
+        if acc is None:
             continue
-        di, ii, ai, bi = block_scale_operands(inst)
-        d = _tmem(va, inst, di)
-        if d is None or ii >= len(inst.operands):
-            continue
-        desc, iv_text = constant_idesc(va, inst, ii)
-        if desc is None or desc.n == 0:
-            continue
-        lo, hi = d[2], d[2] + desc.n
+        slot, acc_cols, n, iv_text = acc
+        _di, _ii, ai, bi = block_scale_operands(inst)
         bad = []
+        starts = []
         for which, k in (("scale-A", ai), ("scale-B", bi)):
-            s = _tmem(va, inst, k)
-            if s is None or s[1] != d[1]:
+            s = _exact_columns(sets, inst, k) if k < len(inst.operands) else None
+            if s is None or s[0] != slot:
                 continue
-            c = s[2]
-            if c < hi and c + SCALE_COLUMNS > lo:
-                bad.append((which, c))
+            hits = _hits(s[1], SCALE_COLUMNS, acc_cols, n)
+            if hits:
+                bad.append((which, sorted({c for c, _ in hits})))
+                starts += [a for _, a in hits]
         related = []
-        for cp in cps:
-            v = _tmem(va, cp, 0)
+        for cp, v in cps:
+            if v is None or v[0] != slot:
+                continue
             w = cp_columns(cp) or SCALE_COLUMNS
-            if v is None or v[1] != d[1] or not (v[2] < hi and v[2] + w > lo):
+            hits = _hits(v[1], w, acc_cols, n)
+            if not hits:
                 continue
             related.append((cp, "scale factors written here"))
             if cp.index not in flagged_cp:
                 flagged_cp.add(cp.index)
+                c = min(c for c, _ in hits)
+                ivs, note = _acc_text(acc_cols, n, [a for _, a in hits])
                 ctx.report("TM401", cp,
-                           f"tcgen05.cp writes scale factors to columns [{v[2]}, {v[2] + w}) of the allocation, "
-                           f"inside the accumulator columns [{lo}, {hi}) of the block-scaled tcgen05.mma at line "
-                           f"{inst.span.line}", [(inst, f"accumulator of N={desc.n} columns written here")])
+                           f"tcgen05.cp writes scale factors to columns [{c}, {c + w}) of the allocation, "
+                           f"inside the accumulator columns {ivs} of the block-scaled tcgen05.mma at line "
+                           f"{inst.span.line}" + (f" ({note[2:]})" if note else ""),
+                           [(inst, f"accumulator of N={n} columns written here")])
         if not bad:
             continue
-        names = ", ".join(f"{w} at column {c}" for w, c in bad)
+        names = ", ".join(f"{w} at column {' or '.join(map(str, cs))}" for w, cs in bad)
+        ivs, note = _acc_text(acc_cols, n, starts)
         ctx.report("TM401", inst,
-                   f"block-scale operand ({names}) lies inside this MMA's accumulator columns [{lo}, {hi}) "
-                   f"(N={desc.n} from instruction descriptor {iv_text}): the MMA overwrites its own scale "
-                   f"factors", related)
+                   f"block-scale operand ({names}) lies inside this MMA's accumulator columns {ivs} (N={n} from "
+                   f"instruction descriptor {iv_text}{note}): the MMA overwrites its own scale factors", related)
 
 
 def _slot_ncols(ctx, slot) -> int | None:
