@@ -7,6 +7,7 @@ produces a traceback: every such error is one ``tmemlint: …`` line on standard
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -178,6 +179,11 @@ def check(
         typer.echo(f"tmemlint: {msg}", err=True)
         notifications.append(msg)
         status = 2
+    if n_jobs > 1 and len(tasks) + (stdin_task is not None) == 1:  # one file: its kernels may be split instead
+        if tasks:
+            tasks = [(f, d, dataclasses.replace(o, jobs=n_jobs)) for f, d, o in tasks]
+        else:
+            stdin_task = (stdin_task[0], dataclasses.replace(stdin_task[1], jobs=n_jobs))
     results: list[FileResult] = []
     if stdin_task is not None:
         data = sys.stdin.buffer.read()

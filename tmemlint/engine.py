@@ -33,6 +33,9 @@ MAX_BYTES = 64 * 1024 * 1024
 #: second (sum over registers of definitions x reads by definitions, ``value_work``) is not analysed (TM901).
 #: The largest function of the Triton, CuTe DSL and nvcc corpus scores 35,000.
 MAX_VALUE_WORK = 4_000_000
+#: PTX files with at least this many lines and several kernels are parsed and analysed in ``Options.jobs``
+#: processes (``_lint_parts``); below it a process costs more than it saves.
+SPLIT_MIN_LINES = 20_000
 
 
 @dataclass(slots=True)
@@ -53,6 +56,9 @@ class Options:
     defines: dict[str, str] = field(default_factory=dict)
     compile: bool = False
     nvcc_args: tuple[str, ...] = ()
+    #: Processes one large PTX file may be split over (``SPLIT_MIN_LINES``); the CLI sets it for a run over a
+    #: single file, where ``--jobs`` has no other files to share out.
+    jobs: int = 1
 
     def rules(self) -> list[Rule]:
         load_all()
@@ -145,11 +151,15 @@ def _lint_function(module: Module, fn, path: str, options: Options, rules: list[
     return [f for f in ctx.findings if options.codes is None or f.code in options.codes]
 
 
-def lint_module(module: Module, path: str, options: Options) -> list[Finding]:
-    """Run the enabled rules on every function of ``module`` that has a body."""
+def lint_module(module: Module, path: str, options: Options,
+                owned: list[tuple[int, int]] | None = None) -> list[Finding]:
+    """Run the enabled rules on every function of ``module`` that has a body (with ``owned``, a list of 1-based
+    line ranges: only on the functions whose header line lies in one of them)."""
     rules = [r for r in options.rules() if r.check is not None]
     out: list[Finding] = []
     for fn in module.functions:
+        if owned is not None and not any(lo <= fn.span.line <= hi for lo, hi in owned):
+            continue
         try:
             out.extend(_lint_function(module, fn, path, options, rules))
         except RecursionError:  # operands nested past Python's recursion limit (a vector in a vector in ...)
@@ -185,6 +195,10 @@ def lint_text(text: str, path: str, options: Options | None = None) -> list[Find
     if lines > parser.MAX_LINES:  # before suppressions and fingerprints, which split the text into lines
         return _over_limit(path, f"{lines:,} lines, more than the limit of {parser.MAX_LINES:,}: the file is not "
                                  f"analysed", options)
+    if options.jobs > 1 and lines >= SPLIT_MIN_LINES:
+        found = _lint_parts(text, path, options)
+        if found is not None:
+            return finish_findings(found, text, path, options)
     try:
         module = parse_text(text, path)
     except PTXSyntaxError as e:  # TM900, or TM901 for a PTXLimitError
@@ -196,6 +210,44 @@ def lint_text(text: str, path: str, options: Options | None = None) -> list[Find
         return finish_findings([_finding(path, "TM900", first, 1, 2, "not a PTX module: no .version directive")],
                                text, path, options, rules_ran=False)
     return finish_findings(lint_module(module, path, options), text, path, options)
+
+
+def _lint_parts(text: str, path: str, options: Options) -> list[Finding] | None:
+    """The findings of ``lint_module`` on ``text``, with the module cut into ``options.jobs`` parts
+    (``tmemlint.frontend.split.parts``) parsed and analysed in parallel: this process takes the first part, worker
+    processes the others.  None when the text cannot be cut, a part does not parse, or a worker fails: the caller
+    then parses the whole text once, which gives the reference diagnostics."""
+    from tmemlint.frontend.split import parts
+
+    cut = parts(text, options.jobs)
+    if cut is None:
+        return None
+    import multiprocessing
+    import sys
+    from concurrent.futures import ProcessPoolExecutor
+
+    mp = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    try:
+        with ProcessPoolExecutor(max_workers=len(cut) - 1, mp_context=mp) as pool:
+            later = [pool.submit(_lint_part, part, path, options, owned) for part, owned in cut[1:]]
+            results = [_lint_part(cut[0][0], path, options, cut[0][1])] + [f.result() for f in later]
+    except Exception:  # noqa: BLE001 - a worker that died or could not start: the serial run decides
+        return None
+    if any(r is None for r in results):
+        return None
+    return [f for r in results for f in r]
+
+
+def _lint_part(text: str, path: str, options: Options, owned: list[tuple[int, int]]) -> list[Finding] | None:
+    """Worker of ``_lint_parts``: parse one part and run the rules on the functions it owns; None when the part
+    does not parse as a module."""
+    try:
+        module = parse_text(text, path)
+    except PTXSyntaxError:
+        return None
+    if module.version is None:
+        return None
+    return lint_module(module, path, options, owned)
 
 
 def lint_source(text: str, path: str, options: Options | None = None) -> list[Finding]:

@@ -137,6 +137,10 @@ class Instruction:
     op: str = field(default="", compare=False)
     #: ``tcgen05.alloc`` for tcgen05 instructions (first two parts), otherwise the base opcode.
     family: str = field(default="", compare=False)
+    #: Registers written and read, computed on first use by ``tmemlint.analysis.values.defined_regs`` /
+    #: ``used_regs`` (after the frontend has finished the instruction).
+    defs: "tuple[Reg, ...] | None" = field(default=None, compare=False, repr=False)
+    uses: "tuple[Reg, ...] | None" = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         parts = self.parts

@@ -18,7 +18,7 @@ from typing import Callable, Hashable
 
 from tmemlint.analysis.cfg import CFG, EXIT
 from tmemlint.analysis.threads import GuardOracle, WarpClass
-from tmemlint.analysis.values import ValueAnalysis, defined_regs
+from tmemlint.analysis.values import ValueAnalysis
 from tmemlint.ir import Instruction
 
 Facts = frozenset
@@ -30,6 +30,11 @@ DEFAULT_BUDGET = 400_000
 
 class BudgetExceeded(Exception):
     """The simulation needed more than its budget of block visits."""
+
+
+class Fork(frozenset):
+    """Returned by a transfer function: the instruction leads to any one of these property values (a ``call``
+    whose callee's paths end in different states); the path forks, with the same facts, into one state each."""
 
 
 @dataclass(slots=True)
@@ -62,10 +67,8 @@ class PropertySimulation:
         insts = cfg.function.instructions
         #: instructions that need full processing: guarded ones, exits, and those the property looks at;
         #: every other instruction only kills the facts that depend on its definitions
-        multi = va.multi_defs
         #: definitions of registers with several definitions: a constant written there is a path fact
-        self._regval_defs = {i.index: [r.name for r in defined_regs(i) if r.name in multi] for i in insts
-                             if any(r.name in multi for r in defined_regs(i))}
+        self._regval_defs = va.multi_def_writes
         self._interesting = {i.index for i in insts
                              if i.guard is not None or i.op in ("ret", "exit", "trap")
                              or relevant is None or relevant(i)} | set(self._regval_defs)
@@ -209,8 +212,9 @@ class PropertySimulation:
                             if inst.op == "trap":
                                 continue
                         f = self._kill(f, inst.index)
-                        old = nxt.get(p)
-                        nxt[p] = f if old is None else (old & f)
+                        for q in (p if type(p) is Fork else (p,)):
+                            old = nxt.get(q)
+                            nxt[q] = f if old is None else (old & f)
                 states = nxt
             # route to successors; a brx.idx whose index is a function of the thread index goes only to the
             # table entries that the threads of this class select

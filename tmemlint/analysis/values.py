@@ -49,9 +49,16 @@ _UNIFORM_SREGS = ("%ctaid", "%nctaid", "%ntid", "%clusterid", "%nclusterid", "%c
                   "%cluster_ctarank", "%cluster_nctarank", "%is_explicit_cluster", "%gridid", "%nsmid")
 
 
-def defined_regs(inst: Instruction) -> list[Reg]:
+def defined_regs(inst: Instruction) -> tuple[Reg, ...]:
     """Registers written by ``inst`` (PTX ISA: the destination is the first operand, except for stores, branches,
-    barriers, and the asynchronous tcgen05 instructions other than ``tcgen05.ld``)."""
+    barriers, and the asynchronous tcgen05 instructions other than ``tcgen05.ld``); kept in ``inst.defs``."""
+    d = inst.defs
+    if d is None:
+        d = inst.defs = tuple(_defined_regs(inst))
+    return d
+
+
+def _defined_regs(inst: Instruction) -> list[Reg]:
     op = inst.op
     if not inst.operands:
         return []
@@ -96,8 +103,16 @@ def _regs_in(o, out: list) -> None:
                 out.append(x)
 
 
-def used_regs(inst: Instruction) -> list[Reg]:
-    """Registers read by ``inst``: every register operand except pure destinations, plus the guard."""
+def used_regs(inst: Instruction) -> tuple[Reg, ...]:
+    """Registers read by ``inst``: every register operand except pure destinations, plus the guard; kept in
+    ``inst.uses``."""
+    u = inst.uses
+    if u is None:
+        u = inst.uses = tuple(_used_regs(inst))
+    return u
+
+
+def _used_regs(inst: Instruction) -> list[Reg]:
     out: list[Reg] = []
     ops = inst.operands
     start = 1 if defined_regs(inst) else 0
@@ -236,7 +251,7 @@ class ValueAnalysis:
         self.def_value: dict[tuple[int, str], tuple] = {}
         self.reach: dict[tuple[int, str], tuple[int, ...]] = {}
         self.single_def: dict[str, int] = {}
-        self._defs_by_inst: list[list[Reg]] = [defined_regs(i) for i in self.insts]
+        self._defs_by_inst: list[tuple[Reg, ...]] = [defined_regs(i) for i in self.insts]
         self._compute_reaching()
 
     # ---- reaching definitions (only for registers with several definitions) --------------------------------
@@ -248,8 +263,12 @@ class ValueAnalysis:
         multi = {r: ds for r, ds in defs_of.items() if len(ds) > 1}
         self.single_def = {r: ds[0] for r, ds in defs_of.items() if len(ds) == 1}
         self.multi_defs = multi
+        #: instruction index -> the multiply-defined registers it writes (names, in operand order)
+        self.multi_def_writes: dict[int, list[str]] = {}
         if not multi:
             return
+        for i in sorted({d for ds in multi.values() for d in ds}):
+            self.multi_def_writes[i] = [r.name for r in self._defs_by_inst[i] if r.name in multi]
         bit: dict[tuple[int, str], int] = {}
         reg_mask: dict[str, int] = {}
         for r, ds in multi.items():
@@ -448,16 +467,18 @@ class ValueAnalysis:
                 return None
         return slots
 
-    def analyse(self) -> "ValueAnalysis":
+    def analyse(self, extra_slots: frozenset = frozenset()) -> "ValueAnalysis":
         """Run the fixed point (once when the allocation slots are found syntactically, else twice: the second
-        round knows the slots).  Returns self."""
+        round knows the slots).  ``extra_slots``: slots written by allocs in callees (``analysis.calls``).
+        Returns self."""
         pre = self._syntactic_slots()
         if pre is not None:
-            self.slots = pre
+            self.slots = pre | extra_slots
             self._fixpoint()
             return self
+        self.slots = set(extra_slots)
         self._fixpoint()
-        slots = set()
+        slots = set(extra_slots)
         for inst in self.insts:
             if inst.family == "tcgen05.alloc" and inst.operands:
                 v = self.value(inst, inst.operands[0])

@@ -1,0 +1,115 @@
+"""Large multi-kernel PTX files are cut into parts (``tmemlint.frontend.split``) parsed and analysed in parallel
+(``engine._lint_parts``): same findings as one serial run, exact line numbers, and a fall back to the serial parse
+for a text the cut cannot handle or a part the grammar rejects."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES
+from tmemlint import engine
+from tmemlint.engine import Options, lint_text
+from tmemlint.frontend.split import parts, units
+
+MIXED = FIXTURES / "patterns" / "kernels_mixed_cta_group.ptx"
+
+TWO = """.version 9.0
+.target sm_100a
+.address_size 64
+.extern .func (.param .b32 r) helper(.param .b32 a);
+.global .align 4 .b32 table[2] = {1, 2};
+
+.visible .entry a()
+{
+  ret;
+}
+
+// a comment with a brace { and .entry in it
+.visible .entry b()
+{
+  { .reg .b32 t; mov.b32 t, 1; }
+  ret;
+}
+.func (.param .b32 r) helper(.param .b32 a)
+{
+  ret;
+}
+.section .debug_str
+{
+.b8 0
+}
+"""
+
+
+def _multi_kernel_fixtures() -> list[Path]:
+    out = []
+    for p in sorted(FIXTURES.rglob("*.ptx")):
+        us = units(p.read_text(encoding="utf-8", errors="replace"))
+        if us and sum(u.kind == "entry" for u in us) >= 2:
+            out.append(p)
+    return out
+
+
+def test_units_are_the_functions_and_sections_in_file_order():
+    got = [(u.kind, TWO.count("\n", 0, u.start) + 1, u.lines) for u in units(TWO)]
+    assert got == [("entry", 7, 4), ("entry", 13, 5), ("func", 18, 4), ("section", 22, 4)]
+
+
+def test_parts_keep_shared_text_and_line_numbers():
+    (p0, own0), (p1, own1) = parts(TWO, 2)
+    assert len(p0) != len(TWO) and p0.count("\n") == p1.count("\n") == TWO.count("\n")
+    lines0, lines1, orig = p0.split("\n"), p1.split("\n"), TWO.split("\n")
+    for n in (1, 4, 5):  # .version, the prototype, the initialised table: in every part
+        assert lines0[n - 1] == lines1[n - 1] == orig[n - 1]
+    assert lines0[17] == lines1[17] == ".func (.param .b32 r) helper(.param .b32 a)"  # callee context everywhere
+    # each kernel and the section in exactly one part; the .func analysed by the first part only
+    assert sorted(own0 + own1) == [(7, 10), (13, 17), (18, 21)]
+    assert (18, 21) in own0
+    in0 = {n for n in (7, 13, 22) if lines0[n - 1] == orig[n - 1]}
+    in1 = {n for n in (7, 13, 22) if lines1[n - 1] == orig[n - 1]}
+    assert in0 | in1 == {7, 13, 22} and not in0 & in1
+
+
+@pytest.mark.parametrize("text", [
+    "{ .version 9.0",                                  # unbalanced
+    ".version 9.0\n.visible .entry a() { ret; } .visible .entry b() { ret; }\n",  # two items on one line
+    ".version 9.0\n.visible .entry a()\n{\n ret;\n}\n",  # one kernel: nothing to share out
+])
+def test_texts_that_are_not_cut(text):
+    assert parts(text, 2) is None
+
+
+@pytest.mark.parametrize("path", _multi_kernel_fixtures(), ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_split_run_gives_the_serial_findings(path, monkeypatch):
+    monkeypatch.setattr(engine, "SPLIT_MIN_LINES", 0)
+    text = path.read_text(encoding="utf-8")
+    serial = lint_text(text, str(path), Options())
+    calls = []
+    real = engine._lint_parts
+    monkeypatch.setattr(engine, "_lint_parts", lambda *a: calls.append(1) or real(*a))
+    split = lint_text(text, str(path), Options(jobs=2))
+    assert calls == [1]
+    assert [(f.code, f.line, f.column, f.message) for f in split] == \
+        [(f.code, f.line, f.column, f.message) for f in serial]
+
+
+def test_a_part_the_grammar_rejects_gives_the_serial_diagnostic(monkeypatch):
+    monkeypatch.setattr(engine, "SPLIT_MIN_LINES", 0)
+    lines = MIXED.read_text(encoding="utf-8").split("\n")
+    assert lines[599].strip() and not lines[599].lstrip().startswith(("//", "$", "."))
+    lines[599] = lines[599] + " )"  # inside the second kernel (lines 498-799)
+    text = "\n".join(lines)
+    got = [(f.code, f.line) for f in lint_text(text, "k.ptx", Options(jobs=2))]
+    assert got == [(f.code, f.line) for f in lint_text(text, "k.ptx", Options())]
+    assert got[0] == ("TM900", 600)
+
+
+def test_two_kernels_with_a_leak_in_the_second_part(monkeypatch):
+    monkeypatch.setattr(engine, "SPLIT_MIN_LINES", 0)
+    leak = TWO.replace(".visible .entry b()\n{\n", ".visible .entry b()\n{\n  .reg .b32 %n;\n  .shared .b32 s;\n"
+                       "  mov.b32 %n, 32;\n  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [s], %n;\n")
+    got = [(f.code, f.line) for f in lint_text(leak, "k.ptx", Options(jobs=2))]
+    assert got == [("TM101", 18)]  # the tcgen05.alloc of kernel b
+    assert got == [(f.code, f.line) for f in lint_text(leak, "k.ptx", Options())]
