@@ -57,7 +57,10 @@ class PropertySimulation:
                  relevant: Callable[[Instruction], bool] | None = None):
         self.cfg = cfg
         self.va = va
-        self.oracle = GuardOracle(va, klass)
+        oracle = va.oracles.get(id(klass))
+        if oracle is None or oracle.klass is not klass:  # one oracle (and its memo) per class for every rule
+            oracle = va.oracles[id(klass)] = GuardOracle(va, klass)
+        self.oracle = oracle
         self.transfer = transfer
         self.observe = observe
         self.init = init

@@ -132,6 +132,9 @@ def thread_model(fn: Function, va: ValueAnalysis) -> ThreadModel:
     return ThreadModel(n, known, classes)
 
 
+_UNSEEN = object()
+
+
 class GuardOracle:
     """Evaluates predicates for one warp class against a path's facts.
 
@@ -143,7 +146,11 @@ class GuardOracle:
     def __init__(self, va: ValueAnalysis, klass: WarpClass):
         self.va = va
         self.klass = klass
-        self.deps: dict = {}
+        #: predicate key -> the definitions (instruction indices) it depends on; a pure function of the key,
+        #: shared by every oracle of this value analysis
+        self.deps: dict = va.guard_deps
+        #: ``truth`` results by (predicate value, facts): the simulation asks the same question on every visit
+        self._truths: dict = {}
 
     def value(self, inst: Instruction, reg: Reg):
         """The predicate value of ``reg`` at ``inst`` (a ``("phi", …)`` key when definitions disagree)."""
@@ -163,6 +170,16 @@ class GuardOracle:
 
     def truth(self, v, facts: frozenset) -> bool | None:
         """True/False when the class or the facts decide predicate ``v``, else None."""
+        memo = self._truths
+        k = (v, facts)
+        t = memo.get(k, _UNSEEN)
+        if t is _UNSEEN:
+            if len(memo) > 100_000:
+                memo.clear()
+            t = memo[k] = self._truth(v, facts)
+        return t
+
+    def _truth(self, v, facts: frozenset) -> bool | None:
         tag = v[0]
         if tag == "c":
             return v[1] != 0

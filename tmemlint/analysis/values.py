@@ -251,6 +251,10 @@ class ValueAnalysis:
         self.def_value: dict[tuple[int, str], tuple] = {}
         self.reach: dict[tuple[int, str], tuple[int, ...]] = {}
         self.single_def: dict[str, int] = {}
+        #: dependencies of guard predicate keys, filled by ``tmemlint.analysis.threads.GuardOracle``
+        self.guard_deps: dict = {}
+        #: ``GuardOracle`` per warp class (by ``id``; the oracle keeps its class alive), shared by the simulations
+        self.oracles: dict = {}
         self._defs_by_inst: list[tuple[Reg, ...]] = [defined_regs(i) for i in self.insts]
         self._compute_reaching()
 
