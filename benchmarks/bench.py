@@ -21,6 +21,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -28,14 +29,50 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 
 
+def _tree_rss_kb(pid: int) -> int:
+    """Resident memory (kB) of ``pid`` and all its descendants now, from ``/proc`` (0 when it has ended)."""
+    total = 0
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/status") as fh:
+                for line in fh:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+                        break
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as fh:
+                    todo.extend(int(c) for c in fh.read().split())
+        except (OSError, ValueError):
+            continue
+    return total
+
+
 def measure(cmd: list[str], cwd: Path | None = None) -> tuple[float, float, int]:
-    """Run ``cmd``; returns (wall seconds, peak RSS in MB, exit code).  Output is discarded."""
+    """Run ``cmd``; returns (wall seconds, peak resident memory in MB, exit code).  Output is discarded.
+
+    Memory is the larger of ``wait4``'s ``ru_maxrss`` (the largest single process) and the peak of the summed
+    resident memory of the process and its workers, sampled from ``/proc`` every 20 ms: a run that splits one
+    file over worker processes is charged for all of them."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
+    peak = 0
+    stop = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not stop.wait(0.02):
+            peak = max(peak, _tree_rss_kb(proc.pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
+    stop.set()
+    sampler.join()
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return wall, usage.ru_maxrss / 1024.0, proc.returncode
+    return wall, max(usage.ru_maxrss, peak) / 1024.0, proc.returncode
 
 
 def target_of(path: Path) -> str:
