@@ -90,12 +90,19 @@ def lane_varying_controls(ctx: "FunctionContext", inst: Instruction):
     return None
 
 
-def must_state(ctx: "FunctionContext", transfer: Callable, init, meet=lambda a, b: a and b) -> dict[int, object]:
+def must_state(ctx: "FunctionContext", transfer: Callable, init, meet=lambda a, b: a and b,
+               relevant: Callable[[Instruction], bool] | None = None) -> dict[int, object]:
     """Forward must-dataflow over the CFG (guards ignored: a guarded instruction may run).  ``transfer(state,
     inst)`` gives the state after ``inst``; states meet with ``meet`` at joins; the entry state is ``init``.
-    Returns instruction index → state before it (instructions in unreachable blocks are absent)."""
+    ``relevant(inst)``, when given, says which instructions ``transfer`` can change the state at (the others
+    are skipped).  Returns instruction index → state before it (instructions in unreachable blocks are
+    absent)."""
     cfg = ctx.cfg
     order = [n for n in cfg.reverse_postorder() if n in cfg.blocks]
+    if relevant is not None:
+        moves = {n: [i for i in cfg.blocks[n].instructions if relevant(i)] for n in order}
+    else:
+        moves = {n: cfg.blocks[n].instructions for n in order}
     preds = {n: [p for p in cfg.graph.predecessors(n) if p in cfg.blocks or p == ENTRY] for n in order}
     out: dict = {}
 
@@ -118,7 +125,7 @@ def must_state(ctx: "FunctionContext", transfer: Callable, init, meet=lambda a, 
             st = entry(n)
             if st is _MISSING:
                 continue
-            for inst in cfg.blocks[n].instructions:
+            for inst in moves[n]:
                 st = transfer(st, inst)
             if out.get(n, _MISSING) != st:
                 out[n] = st
@@ -128,9 +135,15 @@ def must_state(ctx: "FunctionContext", transfer: Callable, init, meet=lambda a, 
         st = entry(n)
         if st is _MISSING:
             continue
+        if relevant is None:
+            for inst in cfg.blocks[n].instructions:
+                before[inst.index] = st
+                st = transfer(st, inst)
+            continue
         for inst in cfg.blocks[n].instructions:
             before[inst.index] = st
-            st = transfer(st, inst)
+            if relevant(inst):
+                st = transfer(st, inst)
     return before
 
 

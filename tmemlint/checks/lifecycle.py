@@ -318,7 +318,7 @@ def pair_alloc_unsynchronized(ctx):
             return False
         return state
 
-    before = must_state(ctx, transfer, False)
+    before = must_state(ctx, transfer, False, relevant=lambda i: i.op in ("barrier", "tcgen05"))
     for i in pair:
         if before.get(i.index, True):
             continue

@@ -380,8 +380,10 @@ def dealloc_unsynchronized(ctx):
             return True
         return unsynced
 
-    runs = ctx.simulate(transfer, True, observe,
-                        relevant=lambda i: i.op == "tcgen05" or i.op in ("bar", "barrier", "mbarrier"))
+    def moves(i) -> bool:  # the only instructions transfer can change the state at
+        return i.op == "tcgen05" or i.op in ("bar", "barrier", "mbarrier")
+
+    runs = ctx.simulate(transfer, True, observe, relevant=moves)
     classes = {id(k): k for k, _ in runs}
     # Accesses by other warps are often on branches the deallocating warp skips: also look along every CFG path
     # (guards ignored) for a TMEM access after the last synchronization before the dealloc.
@@ -390,7 +392,7 @@ def dealloc_unsynchronized(ctx):
     def any_path(unsynced, inst):
         return transfer(unsynced, inst)
 
-    may = must_state(ctx, any_path, False, meet=lambda a, b: a or b)
+    may = must_state(ctx, any_path, False, meet=lambda a, b: a or b, relevant=moves)
     for d in sites.deallocs:
         if may.get(d.index) and d.index not in hits:
             runners = {id(k) for k, _ in runs}
