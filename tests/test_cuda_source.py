@@ -35,9 +35,6 @@ SOURCE_GAPS: dict[str, str] = {
 #: Fixtures where the PTX lint of the committed .ptx and source mode give different codes because one of them has a
 #: known gap, path → which (strict xfail).
 MODES_DIFFER: dict[str, str] = {
-    "fixtures/patterns/func_callee_alloc_dealloc_bad.cu":
-        "PTX mode misses the TM101 (the alloc is in a .func callee, not followed into the kernel); source mode inlines "
-        "the callee and reports it",
     "fixtures/patterns/persistent_loop_alloc_flags.cu":
         "both modes miss the flag correlation, differently: PTX adds TM108 (the or of the warp and flag predicates), "
         "source mode TM305 (the had_tile flag)",

@@ -23,10 +23,6 @@ _EXTEND = re.compile(r"//\s*tmemlint-test:\s*extend-select=([A-Z0-9, ]+)")
 #: analysis), path from the repository root → what the linter gets wrong. xfail(strict=True): fixing the gap makes the
 #: test pass, and then this entry must go.
 KNOWN_GAPS: dict[str, str] = {
-    'fixtures/patterns/func_callee_alloc_dealloc_bad.ptx':
-        'TM101 missed: the only tcgen05.alloc (line 26) is in the .func _Z10tmem_allocPj, which the kernel calls '
-        'under warp == 0 (line 273) and nothing frees; allocations are not followed from a callee into its caller '
-        '(the kernel has no alloc of its own, the callee is not an exit of the program), so the leak is not seen',
 }
 
 

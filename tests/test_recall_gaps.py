@@ -43,3 +43,47 @@ def test_tm206_store_width():
     assert _codes(_store("\tst.shared.v2.b32 \t[%r13+-8], {%r14, %r14};", shl=4), "TM206") == []
     assert _codes(_store("\tst.shared.v4.b32 \t[%r13+-8], {%r14, %r14, %r14, %r14};", shl=4), "TM206") == \
         [("TM206", 33)]
+
+
+CALLEE_BAD = (FIXTURES / "patterns" / "func_callee_alloc_dealloc_bad.ptx").read_text()
+CALLEE_RET = "\t.loc\t1 38 1\n\tret;\n"
+
+
+def _findings(text: str, code: str):
+    return [f for f in lint_text(text, "k.ptx") if f.code == code]
+
+
+def test_tm101_alloc_in_callee_reported_at_the_callee_alloc():
+    (f,) = _findings(CALLEE_BAD, "TM101")
+    assert (f.line, f.function) == (26, "_Z9gemm_tilePK5uint4S1_Pf")
+    assert [r.line for r in f.related] == [273, 431]  # the call (warp 0), the kernel's exit
+    assert "128 TMEM columns" in f.message and "_Z10tmem_allocPj" in f.message
+
+
+def test_tm101_callee_that_cannot_be_followed_is_conservative():
+    assert CALLEE_RET in CALLEE_BAD
+    # recursion: the callee calls itself
+    recursive = CALLEE_BAD.replace(CALLEE_RET, "\tcall.uni _Z10tmem_allocPj, ();\n" + CALLEE_RET, 1)
+    assert _findings(recursive, "TM101") == []
+    # a callee path that ends the thread (exit) instead of returning
+    exiting = CALLEE_BAD.replace(CALLEE_RET, "\texit;\n", 1)
+    assert _findings(exiting, "TM101") == []
+
+
+def test_tm101_callee_alloc_freed_by_the_kernel():
+    # the kernel frees the callee's allocation itself (its load of the slot is a TMEM address of that allocation)
+    good = (FIXTURES / "patterns" / "func_callee_alloc_kernel_free.ptx").read_text()
+    assert lint_text(good, "k.ptx") == []
+    bad = (FIXTURES / "patterns" / "func_callee_alloc_kernel_free_bad.ptx").read_text()
+    (f,) = lint_text(bad, "k.ptx")
+    assert (f.code, f.line, [r.line for r in f.related]) == ("TM103", 435, [26])
+
+
+def test_tm101_kernel_without_tcgen05_of_its_own():
+    # the kernel's only TMEM instructions are in its callees (its tcgen05.fence lines removed): still checked
+    import re
+
+    k = CALLEE_BAD.index(".visible .entry")
+    kernel = re.sub(r"\ttcgen05\.fence::\w+;\n", "", CALLEE_BAD[k:])
+    assert "tcgen05" not in kernel.split(".file")[0]
+    assert [(f.code, f.line) for f in lint_text(CALLEE_BAD[:k] + kernel, "k.ptx")] == [("TM101", 26)]

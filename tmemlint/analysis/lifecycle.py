@@ -8,6 +8,15 @@ thread freed ``slot`` and has not allocated it again), ``("r", i)`` (this thread
 instruction ``i``) and ``("last", n)`` (the column count of this thread's latest alloc).  The CTA-level verdict
 then combines one exit state per warp class whose branch facts agree (``consistent_choice``): an allocation leaks
 when some combination allocates it and no class frees it.
+
+A ``call`` of a ``.func`` that allocates, frees or relinquishes (``analysis.calls``) applies the callee's effects:
+the callee's paths are simulated for the same warp class, starting from the caller's property value, and the call
+leads to each property value that reaches the callee's ``ret`` (a ``Fork`` when there are several; the callee's own
+branch facts are dropped).  Operands the callee loads from its parameters are bound to the caller's arguments.
+The results are cached per (callee, arguments, class, property value, outermost call).  A callee that cannot be
+followed (recursion, an indirect call, a callee path that ends in ``exit``, a callee over its simulation budget)
+may free anything: this thread's allocations are dropped and ``("f", "*")`` is added, so it never causes a leak
+report.  ``callee_allocs`` lists, per slot, the callee allocs executed through calls (for TM101's location).
 """
 
 from __future__ import annotations
@@ -15,7 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from tmemlint.analysis.paths import BudgetExceeded, ExitState, PropertySimulation
+from tmemlint.analysis.calls import CalleeInfo, call_binding, lifecycle_calls
+from tmemlint.analysis.paths import BudgetExceeded, ExitState, Fork, PropertySimulation
+from tmemlint.analysis.values import TOP
 from tmemlint.analysis.threads import WarpClass, is_lane_fact
 from tmemlint.ir import Instruction
 
@@ -35,6 +46,8 @@ class ClassRun:
     exits: list[ExitState] = field(default_factory=list)
     executed: dict[int, frozenset] = field(default_factory=dict)
     events: list = field(default_factory=list)
+    #: slot -> [(alloc instruction in a callee, the call in the analysed function that led to it, ncols or None)]
+    callee_allocs: dict = field(default_factory=dict)
 
 
 class Lifecycle:
@@ -57,11 +70,17 @@ class Lifecycle:
         sites = ctx.sites
         self._alloc_idx = {a.index for a in sites.allocs}
         self._dealloc_idx = {d.index for d in sites.deallocs}
-        if not sites.allocs and not sites.deallocs and not sites.relinquishes:
+        #: call instruction index -> the callee it calls, for callees that reach alloc/dealloc/relinquish
+        self.calls: dict[int, CalleeInfo] = lifecycle_calls(ctx.module, ctx.function)
+        self._bindings: dict[tuple, dict] = {}
+        self._call_cache: dict = {}
+        self._active: list[str] = []
+        if not sites.allocs and not sites.deallocs and not sites.relinquishes and not self.calls:
             return
         for klass in ctx.threads.classes:
             run = ClassRun(klass)
-            sim = PropertySimulation(ctx.cfg, ctx.values, klass, self._transfer, frozenset(),
+            sim = PropertySimulation(ctx.cfg, ctx.values, klass,
+                                     lambda p, i, r=run: self._transfer(p, i, r), frozenset(),
                                      observe=self._observer(run), relevant=self._relevant)
             try:
                 run.exits = sim.run()
@@ -72,7 +91,7 @@ class Lifecycle:
 
     def _relevant(self, inst: Instruction) -> bool:
         return inst.index in self._alloc_idx or inst.index in self._dealloc_idx or \
-            inst.family == "tcgen05.relinquish_alloc_permit"
+            inst.family == "tcgen05.relinquish_alloc_permit" or inst.index in self.calls
 
     def _observer(self, run: ClassRun):
         interesting = self._alloc_idx | self._dealloc_idx
@@ -107,27 +126,136 @@ class Lifecycle:
         ns = [n for n in ns if n]
         return max(ns) if ns else 0
 
-    def _transfer(self, prop: frozenset, inst: Instruction) -> frozenset:
+    def _transfer(self, prop: frozenset, inst: Instruction, run: ClassRun) -> frozenset:
         idx = inst.index
         if idx in self._alloc_idx:
-            slot = self.ctx.sites.slot_of[idx]
-            n = self.ctx.sites.ncols.get(idx)
-            keep = frozenset(p for p in prop if p[0] != "last" and p != ("d", slot))
-            return keep | {("a", slot)} | ({("last", n)} if n else frozenset())
+            return _alloc(prop, self.ctx.sites.slot_of[idx], self.ctx.sites.ncols.get(idx))
         if idx in self._dealloc_idx:
-            slot = self.ctx.sites.freed_slot[idx]
-            if slot is None:
-                return frozenset(p for p in prop if p[0] != "a") | {("f", "*")}
-            if ("a", slot) in prop:
-                return (prop - {("a", slot)}) | {("d", slot)}
-            if ("d", slot) in prop:
-                return prop  # this thread frees twice: TM104 through ``double_free``, not a cross-warp free
-            return prop | {("f", slot), ("d", slot)}
+            return _dealloc(prop, self.ctx.sites.freed_slot[idx])
         if inst.family == "tcgen05.relinquish_alloc_permit":
-            if any(p[0] == "r" for p in prop):
-                return prop
-            return prop | {("r", idx)}
+            return _relinquish(prop, idx)
+        if idx in self.calls:
+            return self._call(prop, inst, self.calls[idx], self.ctx.values, run, inst)
         return prop
+
+    # ---- calls of .func callees (analysis.calls) ------------------------------------------------------------
+    def _call(self, prop: frozenset, inst: Instruction, callee: CalleeInfo, va, run: ClassRun,
+              outer: Instruction) -> frozenset:
+        """The property values after ``call`` ``inst`` (made in the function whose values are ``va``); ``outer``
+        is the call in the analysed function that this call is (transitively) part of."""
+        name = callee.function.name
+        if callee.unknown or name in self._active:
+            return _unknown_call(prop)
+        binding = call_binding(va, inst, callee.function) if callee.function.params else {}
+        bkey = tuple(sorted(binding.items(), key=lambda kv: kv[0]))
+        key = (name, bkey, id(run), prop, outer.index)
+        got = self._call_cache.get(key)
+        if got is not None:
+            return got
+        self._active.append(name)
+        try:
+            sim = PropertySimulation(
+                callee.cfg, callee.values, run.klass,
+                lambda p, i: self._callee_transfer(p, i, callee, binding, run, outer), prop,
+                observe=lambda p, i, f: self._callee_observe(i, callee, binding, run, outer),
+                relevant=lambda i: i.family in _LIFECYCLE or i.op == "call")
+            exits = sim.run()
+        except BudgetExceeded:
+            exits = None
+        finally:
+            self._active.pop()
+        if exits is None or any(e.exit_inst is not None and e.exit_inst.op == "exit" for e in exits):
+            got = _unknown_call(prop)
+        else:
+            outs = frozenset(e.prop for e in exits)
+            got = next(iter(outs)) if len(outs) == 1 else Fork(outs)
+        self._call_cache[key] = got
+        return got
+
+    def _callee_slot(self, inst: Instruction, callee: CalleeInfo, binding: dict):
+        """The slot a callee's alloc writes: its own symbol, or the caller's argument it loads the address from."""
+        slot = callee.sites.slot_of[inst.index]
+        if slot[0] == "sym":
+            return slot
+        v = callee.values.value(inst, inst.operands[0]) if inst.operands else TOP
+        if v is not TOP and v[0] == "param":
+            b = binding.get(v[1], TOP)
+            if b is not TOP and b[0] == "sym" and v[2] == 0:
+                return b
+        return ("inst", (callee.function.name, inst.index))
+
+    def _callee_freed(self, inst: Instruction, callee: CalleeInfo, binding: dict):
+        """The slot a callee's dealloc frees (None: unknown), through the caller's argument when ``taddr`` is a
+        parameter of the callee."""
+        slot = callee.sites.freed_slot.get(inst.index)
+        if slot is not None:
+            return slot
+        v = callee.values.value(inst, inst.operands[0]) if inst.operands else TOP
+        if v is not TOP and v[0] == "param" and v[2] == 0:
+            b = binding.get(v[1], TOP)
+            if b is not TOP and b[0] == "tmem":
+                return b[1]
+        return None
+
+    def _callee_ncols(self, inst: Instruction, callee: CalleeInfo, binding: dict) -> int | None:
+        n = callee.sites.ncols.get(inst.index)
+        if n is None and len(inst.operands) > 1:
+            v = callee.values.value(inst, inst.operands[1])
+            if v is not TOP and v[0] == "param" and v[2] == 0:
+                b = binding.get(v[1], TOP)
+                if b is not TOP and b[0] == "c":
+                    n = b[1]
+        return n
+
+    def _callee_transfer(self, prop: frozenset, inst: Instruction, callee: CalleeInfo, binding: dict,
+                         run: ClassRun, outer: Instruction) -> frozenset:
+        fam = inst.family
+        if fam == "tcgen05.alloc":
+            return _alloc(prop, self._callee_slot(inst, callee, binding),
+                          self._callee_ncols(inst, callee, binding))
+        if fam == "tcgen05.dealloc":
+            return _dealloc(prop, self._callee_freed(inst, callee, binding))
+        if fam == "tcgen05.relinquish_alloc_permit":
+            return _relinquish(prop, outer.index)
+        if inst.op == "call":
+            from tmemlint.analysis.calls import call_target, module_calls
+
+            t = call_target(inst)
+            effects = module_calls(self.ctx.module).effects
+            if t is None:
+                return _unknown_call(prop)
+            if t in effects:
+                return self._call(prop, inst, effects[t], callee.values, run, outer)
+        return prop
+
+    def _callee_observe(self, inst: Instruction, callee: CalleeInfo, binding: dict, run: ClassRun,
+                        outer: Instruction) -> None:
+        if inst.family == "tcgen05.alloc":
+            lst = run.callee_allocs.setdefault(self._callee_slot(inst, callee, binding), [])
+            if not any(a is inst and c is outer for a, c, _n in lst):
+                lst.append((inst, outer, self._callee_ncols(inst, callee, binding)))
+
+    def callee_allocs_of_slot(self, slot) -> list:
+        """``[(alloc instruction in a callee, call, ncols or None)]`` executed through calls for ``slot``, in call
+        order (TM103/TM104 compare a dealloc of the analysed function with them)."""
+        out = []
+        for run in self.runs:
+            for x in run.callee_allocs.get(slot, ()):
+                if not any(x[0] is y[0] and x[1] is y[1] for y in out):
+                    out.append(x)
+        return sorted(out, key=lambda x: (x[1].index, x[0].index))
+
+    def callee_alloc_sites(self) -> dict:
+        """Slot → ``(alloc instruction in a callee, the call that led to it, its column count or None)`` for
+        allocations made in callees, the first executed one per slot (by call, then callee instruction)."""
+        out: dict = {}
+        for run in self.runs:
+            for slot, lst in run.callee_allocs.items():
+                for a, c, n in lst:
+                    have = out.get(slot)
+                    if have is None or (c.index, a.index) < (have[1].index, have[0].index):
+                        out[slot] = (a, c, n)
+        return out
 
     # ---- CTA-level combination ------------------------------------------------------------------------------
     def find_leak(self, slot) -> tuple[ClassRun, ExitState] | None:
@@ -177,6 +305,38 @@ class Lifecycle:
                 if consistent_choice_facts(facts):
                     out[idx] = " and ".join(repr(r.klass) for r in runs)
         return out
+
+
+_LIFECYCLE = ("tcgen05.alloc", "tcgen05.dealloc", "tcgen05.relinquish_alloc_permit")
+
+
+def _alloc(prop: frozenset, slot, n: int | None) -> frozenset:
+    """After a tcgen05.alloc of ``n`` columns (None: not constant) into ``slot``."""
+    keep = frozenset(p for p in prop if p[0] != "last" and p != ("d", slot))
+    return keep | {("a", slot)} | ({("last", n)} if n else frozenset())
+
+
+def _dealloc(prop: frozenset, slot) -> frozenset:
+    """After a tcgen05.dealloc of an address of ``slot`` (None: of unknown origin)."""
+    if slot is None:
+        return frozenset(p for p in prop if p[0] != "a") | {("f", "*")}
+    if ("a", slot) in prop:
+        return (prop - {("a", slot)}) | {("d", slot)}
+    if ("d", slot) in prop:
+        return prop  # this thread frees twice: TM104 through ``double_free``, not a cross-warp free
+    return prop | {("f", slot), ("d", slot)}
+
+
+def _relinquish(prop: frozenset, idx: int) -> frozenset:
+    """After tcgen05.relinquish_alloc_permit (``idx``: where, in the analysed function)."""
+    if any(p[0] == "r" for p in prop):
+        return prop
+    return prop | {("r", idx)}
+
+
+def _unknown_call(prop: frozenset) -> frozenset:
+    """After a call that cannot be followed: it may free anything (never a cause of a leak report)."""
+    return _dealloc(prop, None)
 
 
 def consistent_choice_facts(fact_sets: list[frozenset]) -> bool:

@@ -32,7 +32,9 @@ class FunctionContext:
 
     @cached_property
     def values(self) -> ValueAnalysis:
-        return ValueAnalysis(self.cfg).analyse()
+        from tmemlint.analysis.calls import callee_slots
+
+        return ValueAnalysis(self.cfg).analyse(callee_slots(self.module, self.function))
 
     @cached_property
     def threads(self) -> ThreadModel:
@@ -54,7 +56,13 @@ class FunctionContext:
 
     @cached_property
     def touches_tmem(self) -> bool:
-        return any(i.op == "tcgen05" for i in self.function.instructions)
+        """Whether the function has a tcgen05 instruction, or calls a ``.func`` that allocates, frees or
+        relinquishes TMEM (``analysis.calls``)."""
+        if any(i.op == "tcgen05" for i in self.function.instructions):
+            return True
+        from tmemlint.analysis.calls import lifecycle_calls
+
+        return bool(lifecycle_calls(self.module, self.function))
 
     def simulate(self, transfer, init, observe=None, classes=None, relevant=None) -> list:
         """Run a ``PropertySimulation`` per warp class (all classes, or ``classes``); returns

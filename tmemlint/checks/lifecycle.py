@@ -51,6 +51,31 @@ def tmem_leak(ctx):
                    f"{what} allocated here are not deallocated on some path to kernel exit "
                    f"(a CTA that exits holding TMEM makes the next CTA's tcgen05.alloc wait forever)",
                    related, flow)
+    # allocations made in .func callees (analysis.calls): reported at the callee's alloc, the call as related
+    callee_sites = lc.callee_alloc_sites()
+    for slot in sorted(callee_sites, key=lambda s: (callee_sites[s][1].index, callee_sites[s][0].index)):
+        if slot in seen:
+            continue
+        seen.add(slot)
+        hit = lc.find_leak(slot)
+        if hit is None:
+            continue
+        run, st = hit
+        site, call, ncols = callee_sites[slot]
+        mine = run.callee_allocs.get(slot)
+        if mine:  # the leaking class's own call and alloc
+            site, call, ncols = min(mine, key=lambda x: (x[1].index, x[0].index))
+        what = f"{ncols} TMEM columns" if ncols else "TMEM columns"
+        callee = lc.calls[call.index].function.name
+        related = [(call, f"{callee} is called here by {ctx.function.name} ({run.klass!r})")]
+        flow = [(call, f"calls {callee} ({run.klass!r})"), (site, "allocated here")]
+        if st.exit_inst is not None:
+            related.append((st.exit_inst, f"the kernel exits here with the allocation live ({run.klass!r})"))
+            flow.append((st.exit_inst, "exits here without tcgen05.dealloc"))
+        ctx.report("TM101", site,
+                   f"{what} allocated here (in {callee}, called by kernel {ctx.function.name} at line "
+                   f"{call.span.line}) are not deallocated on some path to kernel exit (a CTA that exits holding "
+                   f"TMEM makes the next CTA's tcgen05.alloc wait forever)", related, flow)
 
 
 @rule("TM102", "invalid-ncols", "error",
@@ -71,7 +96,17 @@ def invalid_ncols(ctx):
 
 def _slot_ncols(ctx, slot) -> int | None:
     ns = {ctx.sites.ncols.get(a.index) for a in ctx.sites.allocs_of_slot(slot)}
+    if ctx.lifecycle.calls:  # allocations of this slot made in callees (analysis.calls)
+        ns |= {n for _a, _c, n in ctx.lifecycle.callee_allocs_of_slot(slot)}
     return ns.pop() if len(ns) == 1 and None not in ns else None
+
+
+def _slot_allocs(ctx, slot) -> list:
+    """The allocs of ``slot``: this function's, else those in callees (``analysis.calls``) it executes."""
+    allocs = ctx.sites.allocs_of_slot(slot)
+    if not allocs and ctx.lifecycle.calls:
+        allocs = [a for a, _c, _n in ctx.lifecycle.callee_allocs_of_slot(slot)]
+    return allocs
 
 
 @rule("TM103", "dealloc-mismatch", "error",
@@ -84,7 +119,7 @@ def dealloc_mismatch(ctx):
         slot = sites.freed_slot.get(d.index)
         if slot is None:
             continue
-        allocs = sites.allocs_of_slot(slot)
+        allocs = _slot_allocs(ctx, slot)
         if not allocs:
             continue
         col = sites.freed_col.get(d.index)
@@ -118,13 +153,13 @@ def double_dealloc(ctx):
             ctx.report("TM104", d, "tcgen05.dealloc frees columns this warp already freed on this path "
                                    "(no tcgen05.alloc in between)")
     slots = {sites.freed_slot[d.index] for d in sites.deallocs if sites.freed_slot[d.index] is not None}
-    if not sites.allocs and ctx.function.is_entry:
+    if not sites.allocs and not lc.calls and ctx.function.is_entry:
         for d in sites.deallocs:
             if d.index not in done:
                 ctx.report("TM104", d, "tcgen05.dealloc in a kernel that never executes tcgen05.alloc")
         return
     for slot in slots:
-        if not sites.allocs_of_slot(slot) and slot[0] == "sym":
+        if not _slot_allocs(ctx, slot) and slot[0] == "sym" and not lc.calls:
             for d in sites.deallocs:
                 if sites.freed_slot[d.index] == slot and d.index not in done:
                     ctx.report("TM104", d, f"tcgen05.dealloc of an address read from {slot[1]}, which no "
@@ -137,7 +172,7 @@ def double_dealloc(ctx):
         for d in sites.deallocs:
             if sites.freed_slot[d.index] == slot and d.index in run.executed and d.index not in done \
                     and d.index not in multi:
-                allocs = sites.allocs_of_slot(slot)
+                allocs = _slot_allocs(ctx, slot) or [d]
                 ctx.report("TM104", d, f"tcgen05.dealloc ({run.klass!r}) runs on a path where no warp "
                                        f"allocated these columns", [(allocs[0], "the only allocation, not "
                                                                                  "executed on that path")])

@@ -1,0 +1,217 @@
+"""Calls of ``.func`` callees that allocate, free or relinquish TMEM (interprocedural lifecycle summaries).
+
+PTX ``call`` (PTX ISA §9.7.9.20, ``#control-flow-instructions-call``) transfers control to a ``.func`` of the module
+and back; the callee runs in the caller's thread, so a ``tcgen05.alloc`` / ``dealloc`` / ``relinquish_alloc_permit``
+in a callee is executed by the calling warp on behalf of the kernel's CTA (PTX ISA §9.7.16.7.1).  nvcc keeps
+``__noinline__`` helpers (``tmem_alloc(&slot)``, ``tmem_free(taddr)``) as such callees.
+
+This module answers, for one caller: which ``call`` instructions reach (transitively) a TMEM lifecycle
+instruction, the analyses of each callee (CFG, values, allocation sites: ``CalleeInfo``), and the caller's values of
+the arguments (``call_binding``), so that a callee's ``[slot]`` or ``taddr`` operand loaded from a parameter is
+known in the caller's terms.  The lifecycle simulation (``analysis.lifecycle``) runs the callee's paths at each
+call with the caller's state and warp class.  Calls that cannot be followed (an indirect call through a register, a
+callee on a call cycle: recursion) are *unknown*; the lifecycle treats them conservatively (they may free
+anything), so they never cause a report.  A callee declared without a body (``.extern .func``, e.g. ``vprintf``)
+is not a TMEM effect: its instructions live in another compilation unit that tmemlint does not see.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from tmemlint.analysis.cfg import CFG, build_cfg
+from tmemlint.analysis.tmem import TmemSites, tmem_sites
+from tmemlint.analysis.values import TOP, ValueAnalysis
+from tmemlint.ir import Function, Instruction, Module, ParenList, Sym
+
+LIFECYCLE = ("tcgen05.alloc", "tcgen05.dealloc", "tcgen05.relinquish_alloc_permit")
+
+
+def call_target(inst: Instruction) -> str | None:
+    """The name of the function ``inst`` (a ``call``) calls, or None for an indirect call (through a register:
+    ``call %rd1, (args), prototype``)."""
+    for o in inst.operands:
+        if type(o) is Sym:
+            return o.name
+        if type(o) is not ParenList:
+            return None
+    return None
+
+
+def call_args(inst: Instruction) -> tuple:
+    """The argument operands of ``call`` ``inst``: the parenthesised list after the callee (PTX ISA
+    ``call{.uni} (ret-param), func, (param-list)``)."""
+    seen_target = False
+    for o in inst.operands:
+        if type(o) is Sym and not seen_target:
+            seen_target = True
+        elif type(o) is ParenList and seen_target:
+            return o.items
+    return ()
+
+
+@dataclass(eq=False)
+class CalleeInfo:
+    """One ``.func`` with a body and its analyses (computed on first use).  ``unknown``: the callee cannot be
+    followed (it is on a call cycle, or makes an indirect call while reaching lifecycle instructions)."""
+
+    function: Function
+    unknown: bool = False
+
+    @cached_property
+    def cfg(self) -> CFG:
+        return build_cfg(self.function)
+
+    @cached_property
+    def values(self) -> ValueAnalysis:
+        return ValueAnalysis(self.cfg).analyse()
+
+    @cached_property
+    def sites(self) -> TmemSites:
+        return tmem_sites(self.function, self.values)
+
+
+@dataclass(eq=False)
+class ModuleCalls:
+    """For one module: the functions that reach a TMEM lifecycle instruction, themselves or through callees
+    (``effects``: name → CalleeInfo), computed once per module."""
+
+    module: Module
+    effects: dict[str, CalleeInfo] = field(default_factory=dict)
+
+    def __post_init__(self):
+        funcs = {f.name: f for f in self.module.functions if f.has_body}
+        calls: dict[str, set] = {}
+        direct: set[str] = set()
+        indirect: set[str] = set()
+        for name, f in funcs.items():
+            out = set()
+            for i in f.instructions:
+                if i.family in LIFECYCLE:
+                    direct.add(name)
+                elif i.op == "call":
+                    t = call_target(i)
+                    if t is None:
+                        indirect.add(name)
+                    elif t in funcs:
+                        out.add(t)
+            calls[name] = out
+        # functions that reach a lifecycle instruction: a fixed point over the call graph
+        reach = set(direct)
+        changed = True
+        while changed:
+            changed = False
+            for name, out in calls.items():
+                if name not in reach and out & reach:
+                    reach.add(name)
+                    changed = True
+        for name in sorted(reach):
+            self.effects[name] = CalleeInfo(funcs[name], unknown=name in indirect or _on_cycle(name, calls))
+
+
+def _on_cycle(name: str, calls: dict[str, set]) -> bool:
+    """Whether ``name`` can call itself (directly or through other functions): recursion."""
+    work = list(calls.get(name, ()))
+    seen: set[str] = set()
+    while work:
+        n = work.pop()
+        if n == name:
+            return True
+        if n in seen:
+            continue
+        seen.add(n)
+        work.extend(calls.get(n, ()))
+    return False
+
+
+#: the last few modules' summaries (a module is linted function by function; its kernels share the callees)
+_CACHE: list[ModuleCalls] = []
+
+
+def module_calls(module: Module) -> ModuleCalls:
+    """The (cached) ``ModuleCalls`` of ``module``."""
+    for mc in _CACHE:
+        if mc.module is module:
+            return mc
+    mc = ModuleCalls(module)
+    _CACHE.insert(0, mc)
+    del _CACHE[4:]
+    return mc
+
+
+def lifecycle_calls(module: Module, fn: Function) -> dict[int, CalleeInfo]:
+    """``call`` instruction index → the callee's ``CalleeInfo``, for the calls of ``fn`` whose callee reaches a
+    TMEM lifecycle instruction.  An indirect call in ``fn`` maps to an unknown callee when the module has any
+    lifecycle instruction outside ``fn`` (it might call that function)."""
+    if not any(i.op == "call" for i in fn.instructions):
+        return {}
+    mc = module_calls(module)
+    if not mc.effects:
+        return {}
+    out: dict[int, CalleeInfo] = {}
+    for i in fn.instructions:
+        if i.op != "call":
+            continue
+        t = call_target(i)
+        if t is None:
+            if any(name != fn.name for name in mc.effects):
+                out[i.index] = CalleeInfo(fn, unknown=True)
+        elif t in mc.effects:
+            out[i.index] = mc.effects[t]
+    return out
+
+
+def call_binding(va: ValueAnalysis, inst: Instruction, callee: Function) -> dict[str, object]:
+    """The callee's parameter names → the caller's values of the arguments of ``call`` ``inst`` (an argument is a
+    ``.param`` variable the caller wrote with ``st.param`` before the call, or a register or constant)."""
+    args = call_args(inst)
+    out: dict[str, object] = {}
+    stores = None
+    for p, a in zip(callee.params, args):
+        v = TOP
+        if type(a) is Sym:
+            if stores is None:
+                stores = {}
+                for i in va.insts[:inst.index]:
+                    if i.op == "st" and i.has("param") and len(i.operands) == 2:
+                        d = i.operands[0]
+                        base = getattr(d, "base", None)
+                        if type(base) is Sym and d.offset == 0 and base.offset == 0:
+                            stores[base.name] = i
+            st = stores.get(a.name)
+            if st is not None:
+                v = va.value(st, st.operands[1])
+        else:
+            v = va.value(inst, a)
+        out[p.name] = v
+    return out
+
+
+def callee_slots(module: Module, fn: Function) -> frozenset:
+    """Allocation slots (``("sym", name, offset)``) written by allocs in the callees ``fn`` calls, transitively:
+    the caller's loads from them are TMEM addresses too (``ValueAnalysis.analyse``).  A slot passed to the callee
+    as an argument is not included."""
+    calls = lifecycle_calls(module, fn)
+    if not calls:
+        return frozenset()
+    effects = module_calls(module).effects
+    out = set()
+    seen: set[str] = set()
+    work = [c for c in calls.values() if not c.unknown]
+    while work:
+        c = work.pop()
+        name = c.function.name
+        if name in seen or c.unknown:
+            continue
+        seen.add(name)
+        for i in c.function.instructions:
+            if i.family == "tcgen05.alloc":
+                slot = c.sites.slot_of[i.index]
+                if slot[0] == "sym":
+                    out.add(slot)
+            elif i.op == "call":
+                t = call_target(i)
+                if t in effects:
+                    work.append(effects[t])
+    return frozenset(out)
