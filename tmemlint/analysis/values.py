@@ -501,6 +501,12 @@ class ValueAnalysis:
         work: list[int] = []
         queued: set[int] = set()
         changes = [0]
+        # Definitions the first pass has still to reach: a change is not queued for them (they read the latest
+        # values when the pass gets there), so straight-line code is evaluated once, not twice.
+        later = bytearray(len(self.insts))
+        for blk in order:
+            for inst in blk.instructions:
+                later[inst.index] = 1
 
         def evaluate(inst: Instruction) -> None:
             regs = self._defs_by_inst[inst.index]
@@ -511,12 +517,13 @@ class ValueAnalysis:
                     self.def_value[key] = v
                     changes[0] += 1
                     for u in users.get(r.name, ()):
-                        if u not in queued:
+                        if u not in queued and not later[u]:
                             queued.add(u)
                             work.append(u)
 
         for blk in order:
             for inst in blk.instructions:
+                later[inst.index] = 0
                 if self._defs_by_inst[inst.index]:
                     evaluate(inst)
         limit = 16 * (len(self.def_value) + 1)
