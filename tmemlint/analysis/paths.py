@@ -67,14 +67,18 @@ class PropertySimulation:
         self.budget = budget
         self._dep_indices: set[int] = set()
         self._deps_seen = 0
-        insts = cfg.function.instructions
-        #: instructions that need full processing: guarded ones, exits, and those the property looks at;
-        #: every other instruction only kills the facts that depend on its definitions
         #: definitions of registers with several definitions: a constant written there is a path fact
         self._regval_defs = va.multi_def_writes
-        self._interesting = {i.index for i in insts
-                             if i.guard is not None or i.op in ("ret", "exit", "trap")
-                             or relevant is None or relevant(i)} | set(self._regval_defs)
+        #: instructions that need full processing: guarded ones, exits, and those the property looks at;
+        #: every other instruction only kills the facts that depend on its definitions (computed once per
+        #: ``relevant`` for all the warp classes of a ``FunctionContext.simulate``)
+        known = va.interesting.get(id(relevant))
+        if known is None or known[0] is not relevant:
+            insts = cfg.function.instructions
+            known = va.interesting[id(relevant)] = (relevant, {
+                i.index for i in insts if i.guard is not None or i.op in ("ret", "exit", "trap")
+                or relevant is None or relevant(i)} | set(self._regval_defs))
+        self._interesting = known[1]
 
     def _regval(self, facts: Facts, inst: Instruction, names: list[str]) -> Facts:
         """Record (or forget) the constant ``inst`` writes to each multiply-defined register in ``names``."""

@@ -255,6 +255,8 @@ class ValueAnalysis:
         self.guard_deps: dict = {}
         #: ``GuardOracle`` per warp class (by ``id``; the oracle keeps its class alive), shared by the simulations
         self.oracles: dict = {}
+        #: ``PropertySimulation``'s instructions of interest per ``relevant`` predicate (by ``id``, kept alive)
+        self.interesting: dict = {}
         self._defs_by_inst: list[tuple[Reg, ...]] = [defined_regs(i) for i in self.insts]
         self._compute_reaching()
 
@@ -410,16 +412,24 @@ class ValueAnalysis:
                 for r in uses[inst.index])
             if src:
                 nu.update((inst.index, r.name) for r in regs)
-        changed = True
-        while changed:
-            changed = False
-            for inst in self.insts:
-                regs = self._defs_by_inst[inst.index]
-                if not regs or (inst.index, regs[0].name) in nu:
+        # Worklist over def-use edges: a definition reading a register one of whose reaching definitions is
+        # non-uniform is non-uniform.
+        readers: dict[str, list[int]] = {}
+        for inst in self.insts:
+            if self._defs_by_inst[inst.index]:
+                for r in uses[inst.index]:
+                    readers.setdefault(r.name, []).append(inst.index)
+        work = list(nu)
+        while work:
+            d, name = work.pop()
+            for u in readers.get(name, ()):
+                regs = self._defs_by_inst[u]
+                if (u, regs[0].name) in nu or d not in self._reaching(self.insts[u], name):
                     continue
-                if any((d, r.name) in nu for r in uses[inst.index] for d in self._reaching(inst, r.name)):
-                    nu.update((inst.index, r.name) for r in regs)
-                    changed = True
+                for r in regs:
+                    if (u, r.name) not in nu:
+                        nu.add((u, r.name))
+                        work.append((u, r.name))
         self._nonuniform = nu
         return nu
 
@@ -668,7 +678,10 @@ def _join(a, b):
 
 
 @lru_cache(maxsize=4096)
+@lru_cache(maxsize=1 << 16)
 def _special(name: str):
+    """The value of special register ``name`` (``%tid.x``, ``%laneid``, uniform ``%ctaid``-like ones), or None
+    for an ordinary register."""
     if name == "%tid.x":
         return ("tid", ("x",))
     if name == "%laneid":
