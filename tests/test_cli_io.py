@@ -177,8 +177,6 @@ def test_a_dead_worker_does_not_lose_files(monkeypatch):
     """A pool whose worker died mid-run: the remaining files are linted in-process, in order."""
     from concurrent.futures.process import BrokenProcessPool
 
-    from tmemlint import cli
-
     class DyingPool:
         def __init__(self, max_workers):
             pass
