@@ -76,9 +76,19 @@ def test_parts_keep_shared_text_and_line_numbers():
     "{ .version 9.0",                                  # unbalanced
     ".version 9.0\n.visible .entry a() { ret; } .visible .entry b() { ret; }\n",  # two items on one line
     ".version 9.0\n.visible .entry a()\n{\n ret;\n}\n",  # one kernel: nothing to share out
+    # a declaration before a kernel's keyword on its line would be lost by the parts that blank the kernel
+    ".version 9.0\n.shared .b8 s[4]; .visible .entry a()\n{\n ret;\n}\n.visible .entry b()\n{\n ret;\n}\n",
+    # a brace group that is neither a function, a section nor an initializer
+    ".version 9.0\n{\n}\n.visible .entry a()\n{\n ret;\n}\n.visible .entry b()\n{\n ret;\n}\n",
 ])
 def test_texts_that_are_not_cut(text):
     assert parts(text, 2) is None
+
+
+def test_keywords_in_block_comments_and_strings_are_not_headers():
+    text = TWO.replace(".visible .entry a()\n", ".visible .entry a(\n/*\n.entry fake .section x\n*/\n)\n")
+    got = [(u.kind, text.count("\n", 0, u.start) + 1) for u in units(text)]
+    assert got == [("entry", 7), ("entry", 17), ("func", 22), ("section", 26)]
 
 
 @pytest.mark.parametrize("path", _multi_kernel_fixtures(), ids=lambda p: str(p.relative_to(FIXTURES)))
@@ -113,3 +123,56 @@ def test_two_kernels_with_a_leak_in_the_second_part(monkeypatch):
     got = [(f.code, f.line) for f in lint_text(leak, "k.ptx", Options(jobs=2))]
     assert got == [("TM101", 18)]  # the tcgen05.alloc of kernel b
     assert got == [(f.code, f.line) for f in lint_text(leak, "k.ptx", Options())]
+
+
+INDIRECT = """.version 9.0
+.target sm_100a
+.address_size 64
+
+.shared .align 4 .u32 slotA;
+.shared .align 4 .u32 slotB;
+
+.func helper(.param .b32 x)
+{
+	ret;
+}
+
+.visible .entry kA(
+	.param .u64 fp
+)
+{
+	.reg .b32 %r<4>;
+	.reg .b64 %rd<4>;
+	ld.param.u64 %rd1, [fp];
+	mov.u32 %r1, slotA;
+	tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r1], 128;
+	{
+	.param .b32 p0;
+	st.param.b32 [p0], %r2;
+	proto: .callprototype _ (.param .b32 _);
+	call %rd1, (p0), proto;
+	}
+	ret;
+}
+
+.visible .entry kB()
+{
+	.reg .b32 %r<4>;
+	mov.u32 %r1, slotB;
+	tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r1], 128;
+	ld.shared.u32 %r2, [slotB];
+	tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
+	tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 128;
+	ret;
+}
+"""
+
+
+def test_an_indirect_call_cannot_reach_a_kernel_of_another_part(monkeypatch):
+    """An indirect call may reach any .func that allocates or frees, never a kernel (kB's allocation is no reason
+    to assume kA's call frees): kA's leak is reported by the serial run and by the split run, in which kB is
+    blanked (ptxas accepts this module)."""
+    monkeypatch.setattr(engine, "SPLIT_MIN_LINES", 0)
+    serial = [(f.code, f.line) for f in lint_text(INDIRECT, "k.ptx", Options())]
+    assert serial == [("TM101", 21)]
+    assert [(f.code, f.line) for f in lint_text(INDIRECT, "k.ptx", Options(jobs=2))] == serial

@@ -142,8 +142,9 @@ def module_calls(module: Module) -> ModuleCalls:
 
 def lifecycle_calls(module: Module, fn: Function) -> dict[int, CalleeInfo]:
     """``call`` instruction index → the callee's ``CalleeInfo``, for the calls of ``fn`` whose callee reaches a
-    TMEM lifecycle instruction.  An indirect call in ``fn`` maps to an unknown callee when the module has any
-    lifecycle instruction outside ``fn`` (it might call that function)."""
+    TMEM lifecycle instruction.  An indirect call in ``fn`` maps to an unknown callee when some other ``.func``
+    of the module reaches a lifecycle instruction (it might call that function; a kernel is never the target of
+    a ``call``: PTX ISA "Control Flow Instructions: call" names a ``.func``)."""
     if not any(i.op == "call" for i in fn.instructions):
         return {}
     mc = module_calls(module)
@@ -155,7 +156,7 @@ def lifecycle_calls(module: Module, fn: Function) -> dict[int, CalleeInfo]:
             continue
         t = call_target(i)
         if t is None:
-            if any(name != fn.name for name in mc.effects):
+            if any(name != fn.name and not info.function.is_entry for name, info in mc.effects.items()):
                 out[i.index] = CalleeInfo(fn, unknown=True)
         elif t in mc.effects:
             out[i.index] = mc.effects[t]

@@ -20,8 +20,6 @@ from dataclasses import dataclass
 
 #: Braces, and the things in which a brace is not one: comments and string literals.
 _SCAN = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|[{}]', re.S)
-#: The keyword that opens a top-level function definition or a ``.section`` block.
-_HEADER = re.compile(r"\.(entry|func|section)\b")
 
 
 @dataclass(slots=True)
@@ -55,9 +53,12 @@ def units(text: str) -> list[Unit] | None:
             if depth < 0:
                 return None
             if depth == 0:
-                head = _header(text, prev_end, open_at)
+                try:
+                    head = _header(text, prev_end, open_at)
+                except _Uncuttable:
+                    return None
                 if head is None:
-                    continue  # an initializer `= {1, 2}` or a stray block: stays in the shared text
+                    continue  # an initializer `= {1, 2}`: stays in the shared text
                 kind, start = head
                 nl = text.find("\n", m.end())
                 end = len(text) if nl < 0 else nl + 1
@@ -70,24 +71,38 @@ def units(text: str) -> list[Unit] | None:
     return out
 
 
+#: Comments, strings and the keywords that open a top-level item, in one scan (a keyword inside a comment or a
+#: string is consumed by the comment or string alternative).
+_HEAD_SCAN = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|\.(entry|func|section)\b', re.S)
+#: What may precede the keyword on its line: linkage directives (PTX ISA §11.6).
+_LINKAGE = re.compile(r"(?:\.(?:visible|weak|extern|common)[ \t]+)*")
+
+
+#: An initializer's opening brace: ``=`` then blanks just before it.
+_INITIALIZER = re.compile(r"=\s*\Z")
+
+
+class _Uncuttable(Exception):
+    """The text has an item whose first line also holds something else: it cannot be cut at line starts."""
+
+
 def _header(text: str, lo: int, brace: int) -> tuple[str, int] | None:
     """The kind and line start of the item whose body opens at ``brace``: the last ``.entry``/``.func``/``.section``
-    keyword between ``lo`` and the brace (outside comments), or None when there is none."""
-    seg = text[lo:brace]
+    keyword between ``lo`` and the brace outside comments and strings; None for an initializer (``= {...}``).
+    Raises _Uncuttable when there is no keyword, or something other than linkage directives precedes the keyword
+    on its line."""
+    if _INITIALIZER.search(text, lo, brace):
+        return None
     last = None
-    for m in _HEADER.finditer(seg):
-        line_start = seg.rfind("\n", 0, m.start()) + 1
-        if "//" in seg[line_start:m.start()]:
-            continue  # inside a line comment
-        last = m
-    if last is None or ";" in _strip_comments(seg[last.end():]):
-        return None  # no keyword, or a prototype (`.func f(...);`) followed by an initializer's braces
-    start = lo + seg.rfind("\n", 0, last.start()) + 1
+    for m in _HEAD_SCAN.finditer(text, lo, brace):
+        if m.group(1):
+            last = m
+    if last is None:
+        raise _Uncuttable()
+    start = text.rfind("\n", 0, last.start()) + 1
+    if start < lo or _LINKAGE.fullmatch(text, start, last.start()) is None:
+        raise _Uncuttable()
     return last.group(1), start
-
-
-def _strip_comments(seg: str) -> str:
-    return re.sub(r"//[^\n]*|/\*.*?\*/", "", seg, flags=re.S)
 
 
 def parts(text: str, n: int) -> list[tuple[str, list[tuple[int, int]]]] | None:
