@@ -80,10 +80,11 @@ def test_parser_tables_are_kept_once_and_reused(tmp_path):
     cache = tmp_path / "cache"
     assert run(["--no-cache", "k.ptx"], cache, tmp_path).returncode == 1
     tables = sorted((cache / "parser").iterdir())
-    assert [p.name.startswith("ptx-") and p.suffix == ".lark" for p in tables] == [True]
-    stamp = tables[0].stat().st_mtime_ns
+    assert [(p.name.startswith("ptx-"), p.suffixes[-1]) for p in tables] == [(True, ".lark"), (True, ".sha256")]
+    assert tables[0].stat().st_mode & 0o777 == 0o600
+    stamps = [p.stat().st_mtime_ns for p in tables]
     assert run(["--no-cache", "k.ptx"], cache, tmp_path).returncode == 1
-    assert [p.stat().st_mtime_ns for p in sorted((cache / "parser").iterdir())] == [stamp]
+    assert [p.stat().st_mtime_ns for p in sorted((cache / "parser").iterdir())] == stamps
 
 
 def test_corrupt_parser_tables_are_rebuilt(tmp_path):
@@ -91,9 +92,41 @@ def test_corrupt_parser_tables_are_rebuilt(tmp_path):
     k.write_text(SRC)
     cache = tmp_path / "cache"
     assert run(["--no-cache", "k.ptx"], cache, tmp_path).returncode == 1
-    (table,) = (cache / "parser").iterdir()
+    table = next(p for p in (cache / "parser").iterdir() if p.suffix == ".lark")
     table.write_bytes(b"not a pickle")
     again = run(["--no-cache", "--format", "concise", "k.ptx"], cache, tmp_path)
     assert again.returncode == 1
     assert [ln.split(":")[1:3] for ln in again.stdout.splitlines()] == [["9", "3"], ["11", "3"]]
     assert again.stderr == ""
+
+
+def test_parser_tables_damaged_in_one_byte_are_not_loaded(tmp_path):
+    """Lark checks only the grammar hash on the first line of its cache file; a flipped byte further on used to
+    load and break every parse.  The recorded SHA-256 no longer matches, so the tables are rebuilt."""
+    k = tmp_path / "k.ptx"
+    k.write_text(SRC)
+    cache = tmp_path / "cache"
+    assert run(["--no-cache", "k.ptx"], cache, tmp_path).returncode == 1
+    table = next(p for p in (cache / "parser").iterdir() if p.suffix == ".lark")
+    data = bytearray(table.read_bytes())
+    for at in range(len(data) // 2, len(data) // 2 + 64, 8):
+        data[at] ^= 0x5A
+    table.write_bytes(bytes(data))
+    again = run(["--no-cache", "--format", "concise", "k.ptx"], cache, tmp_path)
+    assert (again.returncode, again.stderr) == (1, "")
+    assert [ln.split(":")[1:3] for ln in again.stdout.splitlines()] == [["9", "3"], ["11", "3"]]
+    assert table.read_bytes() != bytes(data)
+
+
+def test_a_glob_argument_is_not_cached(tmp_path):
+    (tmp_path / "gen").mkdir()
+    (tmp_path / "gen" / "a.ptx").write_text(SRC.replace("96", "128"))
+    k = tmp_path / "k.ptx"
+    k.write_text(SRC.replace("96", "128"))
+    cache = tmp_path / "cache"
+    assert run(["k.ptx", "gen/*.ptx"], cache, tmp_path).returncode == 0
+    (tmp_path / "gen" / "g.ptx").write_text(SRC)  # a new file the glob now matches
+    again = run(["--format", "concise", "k.ptx", "gen/*.ptx"], cache, tmp_path)
+    assert again.returncode == 1
+    assert [ln.split(":")[:3] for ln in again.stdout.splitlines()] == [["gen/g.ptx", "9", "3"], ["gen/g.ptx", "11", "3"]]
+    assert entries(cache) == []

@@ -74,8 +74,9 @@ def _code_stamp() -> str:
 
 
 def cache_key(args: list[str]) -> str | None:
-    """The cache key of a ``check`` run with ``args``, or None when the run is not cacheable (an argument that is
-    not a readable regular file where a path is expected, stdin, or an option that writes or reads elsewhere)."""
+    """The cache key of a ``check`` run with ``args``, or None when the run is not cacheable (a folder or a glob,
+    an argument that is not a readable regular file where a path is expected, stdin, or an option that writes or
+    reads elsewhere)."""
     if any(a in _UNCACHEABLE or a.startswith("--write-baseline") or a.startswith("--compile") for a in args):
         return None
     h = hashlib.sha256()
@@ -91,6 +92,8 @@ def cache_key(args: list[str]) -> str | None:
         p = Path(a)
         if p.is_dir():
             return None  # folder contents change without the path changing: not worth hashing a tree here
+        if any(c in a for c in "*?[") and not p.is_file():
+            return None  # a glob: what it matches changes without the argument changing
         if not p.is_file():
             continue  # an option value (format name, rule code) or a missing file: part of the args hash
         try:

@@ -102,8 +102,56 @@ def _parser(accelerated: bool = True) -> Lark:
         kind = "lark-cython"
     grammar = grammar_text()
     cache = _table_cache(grammar, kind)
-    return Lark(grammar, parser="lalr", lexer="contextual", transformer=IRBuilder(), maybe_placeholders=False,
-                propagate_positions=False, cache=str(cache) if cache is not None else False, **extra)
+    if cache is not None and cache.exists() and not _trusted(cache):
+        try:
+            cache.unlink()
+        except OSError:
+            cache = None  # a cache file we cannot vouch for nor remove: build the tables
+    fresh = cache is not None and not cache.exists()
+    parser = Lark(grammar, parser="lalr", lexer="contextual", transformer=IRBuilder(), maybe_placeholders=False,
+                  propagate_positions=False, cache=str(cache) if cache is not None else False, **extra)
+    if fresh and cache.is_file():
+        _seal(cache)
+    return parser
+
+
+def _digest_path(cache: Path) -> Path:
+    return cache.with_name(cache.name + ".sha256")
+
+
+def _seal(cache: Path) -> None:
+    """Make the table file ``cache`` private to its owner and record its SHA-256 beside it (``_trusted``)."""
+    import hashlib
+    import os
+
+    try:
+        os.chmod(cache, 0o600)
+        digest = hashlib.sha256(cache.read_bytes()).hexdigest()
+        tmp = cache.with_name(f".{cache.name}.{os.getpid()}.sha256")
+        tmp.write_text(digest, encoding="ascii")
+        os.replace(tmp, _digest_path(cache))
+    except OSError:
+        pass
+
+
+def _trusted(cache: Path) -> bool:
+    """Whether the table file ``cache`` may be unpickled: a regular file owned by this user, writable by nobody
+    else, whose bytes match the SHA-256 recorded when it was written (Lark itself checks only the grammar hash in
+    its first line, so a damaged file would otherwise load and fail inside every parse)."""
+    import hashlib
+    import os
+    import stat
+
+    try:
+        st = os.lstat(cache)
+        if not stat.S_ISREG(st.st_mode) or st.st_mode & 0o022:
+            return False
+        if hasattr(os, "getuid") and st.st_uid != os.getuid():
+            return False
+        want = _digest_path(cache).read_text(encoding="ascii").strip()
+        return hashlib.sha256(cache.read_bytes()).hexdigest() == want
+    except (OSError, ValueError):
+        return False
 
 
 def decode(data: bytes) -> str:
