@@ -216,3 +216,70 @@ def callee_slots(module: Module, fn: Function) -> frozenset:
                 if t in effects:
                     work.append(effects[t])
     return frozenset(out)
+
+
+def call_rets(inst: Instruction) -> tuple:
+    """The return-parameter operands of ``call`` ``inst``: the parenthesised list before the callee (PTX ISA
+    ``call{.uni} (ret-param), func, (param-list)``), empty when the callee returns nothing."""
+    for o in inst.operands:
+        if type(o) is ParenList:
+            return o.items
+        return ()
+    return ()
+
+
+def returned_value(callee: CalleeInfo):
+    """The value ``callee`` stores into its first return parameter (``st.param [func_retval0], %r`` before
+    ``ret``), when every such store (at byte offset 0) stores the same value and that value means the same in the caller: a TMEM
+    address of an allocation slot that is a variable (``("tmem", ("sym", …), col, lane)`` with constant offsets),
+    a constant, or a variable's address.  None otherwise (the caller's load is then opaque)."""
+    fn = callee.function
+    if callee.unknown or not fn.has_body:
+        return None
+    own = {p.name for p in fn.params}
+    vals = set()
+    for i in fn.instructions:
+        if i.op != "st" or not i.has("param") or len(i.operands) != 2:
+            continue
+        d = i.operands[0]
+        base = getattr(d, "base", None)
+        # the return parameter is declared in the header: neither an input parameter nor a body variable (an
+        # argument slot of a nested call)
+        if type(base) is not Sym or base.name in own or base.name in fn.variables:
+            continue
+        if d.offset != 0 or base.offset != 0:
+            return None
+        vals.add(callee.values.value(i, i.operands[1]))
+    if len(vals) != 1:
+        return None
+    v = next(iter(vals))
+    if v is TOP:
+        return None
+    if v[0] == "tmem" and v[1][0] == "sym" and isinstance(v[2], int) and isinstance(v[3], int):
+        return v
+    if v[0] in ("c", "sym"):
+        return v
+    return None
+
+
+def call_returns(module: Module, fn: Function) -> dict[str, tuple]:
+    """For ``fn``'s calls of callees that reach a TMEM lifecycle instruction: the name of the call's return
+    parameter (declared in ``fn``'s body, PTX ISA §5.1.6.2) → the value the callee returns (``returned_value``),
+    for ``ValueAnalysis.returns``."""
+    calls = lifecycle_calls(module, fn)
+    out: dict[str, tuple] = {}
+    clash: set[str] = set()
+    for idx, callee in calls.items():
+        rets = call_rets(fn.instructions[idx])
+        if len(rets) != 1 or type(rets[0]) is not Sym:
+            continue
+        v = returned_value(callee)
+        if v is None:
+            continue
+        name = rets[0].name
+        if name in out and out[name] != v:
+            clash.add(name)
+        out[name] = v
+    for name in clash:
+        del out[name]
+    return out

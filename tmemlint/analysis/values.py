@@ -14,7 +14,8 @@ predicate recomputed from the same warp index correlate with the first one):
                                         (an int, a thread expression, or None: unknown)
 ``("tid", e)``                          a function of ``%tid.x`` given by the expression tree ``e`` (see
                                         ``eval_tid``); ``elect.sync`` and ``shfl.sync.idx`` results are of this form
-``("param", name, off)``                a value loaded from kernel parameter space (the same for the whole grid)
+``("param", name, off)``                a value loaded from one of the function's own parameters (a kernel's: the
+                                        same for the whole grid)
 ``("sreg", name)``                      a special register that is uniform across the CTA (``%ctaid.x`` ...)
 ``("op", name, a, b..., depth)``        an operation on uniform values (kept symbolic so that equal computations
                                         compare equal)
@@ -257,6 +258,13 @@ class ValueAnalysis:
         self.oracles: dict = {}
         #: ``PropertySimulation``'s instructions of interest per ``relevant`` predicate (by ``id``, kept alive)
         self.interesting: dict = {}
+        #: the function's own parameters: an ``ld.param`` of another ``.param`` variable reads a call's return
+        #: parameter (or an argument slot) declared in the body, never a kernel parameter (PTX ISA §5.1.6.2)
+        self.param_names = frozenset(p.name for p in self.fn.params)
+        #: a call's return parameter (its name in this function's body) -> the value the callee returns there
+        #: (``analysis.calls.call_returns``: only values that mean the same in the caller, e.g. a TMEM address
+        #: of a slot the callee allocates); a return parameter not listed is opaque
+        self.returns: dict[str, tuple] = {}
         self._defs_by_inst: list[tuple[Reg, ...]] = [defined_regs(i) for i in self.insts]
         self._compute_reaching()
 
@@ -481,10 +489,12 @@ class ValueAnalysis:
                 return None
         return slots
 
-    def analyse(self, extra_slots: frozenset = frozenset()) -> "ValueAnalysis":
+    def analyse(self, extra_slots: frozenset = frozenset(), returns: dict | None = None) -> "ValueAnalysis":
         """Run the fixed point (once when the allocation slots are found syntactically, else twice: the second
-        round knows the slots).  ``extra_slots``: slots written by allocs in callees (``analysis.calls``).
-        Returns self."""
+        round knows the slots).  ``extra_slots``: slots written by allocs in callees, ``returns``: values of
+        calls' return parameters (``analysis.calls``).  Returns self."""
+        if returns:
+            self.returns = dict(returns)
         pre = self._syntactic_slots()
         if pre is not None:
             self.slots = pre | extra_slots
@@ -658,7 +668,9 @@ class ValueAnalysis:
             if a[0] == "sym" and a in self.slots:
                 return ("tmem", a, 0, 0)
             if inst.has("param") and a[0] == "sym":
-                return ("param", a[1], a[2])
+                if a[1] in self.param_names:
+                    return ("param", a[1], a[2])
+                return self.returns.get(a[1]) if a[2] == 0 else None
             return None
         if op == "shfl":
             return self._shfl(inst)

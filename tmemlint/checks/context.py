@@ -32,9 +32,10 @@ class FunctionContext:
 
     @cached_property
     def values(self) -> ValueAnalysis:
-        from tmemlint.analysis.calls import callee_slots
+        from tmemlint.analysis.calls import call_returns, callee_slots
 
-        return ValueAnalysis(self.cfg).analyse(callee_slots(self.module, self.function))
+        return ValueAnalysis(self.cfg).analyse(callee_slots(self.module, self.function),
+                                               call_returns(self.module, self.function))
 
     @cached_property
     def threads(self) -> ThreadModel:

@@ -1,0 +1,89 @@
+"""Interprocedural precision (``analysis.calls``): a call's return parameter is not a kernel parameter, the callee's
+thread predicates are decided for the caller's warp class, constant arguments decide the callee's branches and the
+same argument tested in two callees is correlated."""
+
+from __future__ import annotations
+
+from conftest import FIXTURES
+from tmemlint.analysis.calls import call_returns
+from tmemlint.checks.context import FunctionContext
+from tmemlint.checks.registry import load_all
+from tmemlint.engine import lint_text
+from tmemlint.frontend.parser import parse_text
+
+load_all()
+
+PAT = FIXTURES / "patterns"
+
+
+def _found(text: str) -> list[tuple[str, int]]:
+    return sorted((f.code, f.line) for f in lint_text(text, "k.ptx"))
+
+
+# ---- B: a callee returning the TMEM address -------------------------------------------------------------------
+RET = """.version 9.0
+.target sm_100a
+.address_size 64
+.shared .align 4 .u32 slot;
+.func (.param .b32 ret0) tmem_alloc()
+{
+\t.reg .b32 %r<3>;
+\tmov.u32 %r1, slot;
+\ttcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r1], 128;
+\ttcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
+\tld.shared.u32 %r2, [slot];
+\tst.param.b32 [ret0], %r2;
+\tret;
+}
+.visible .entry k(.param .u32 k_param_0)
+.reqntid 32, 1, 1
+{
+\t.reg .b32 %r<4>;
+\t{
+\t.param .b32 rv;
+\tcall.uni (rv), tmem_alloc, ();
+\tld.param.b32 %r2, [rv];
+\t}
+\tFREES
+\tret;
+}
+"""
+
+
+def test_return_parameter_is_the_callee_tmem_address():
+    m = parse_text(RET.replace("FREES", "tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 128;"), "k.ptx")
+    k = m.functions[1]
+    assert call_returns(m, k) == {"rv@1": ("tmem", ("sym", "slot", 0), 0, 0)}  # the body scope renames rv
+    ctx = FunctionContext(m, k, "k.ptx")
+    dealloc = next(i for i in k.instructions if i.family == "tcgen05.dealloc")
+    assert ctx.values.value(dealloc, dealloc.operands[0]) == ("tmem", ("sym", "slot", 0), 0, 0)
+    assert ctx.sites.freed_slot[dealloc.index] == ("sym", "slot", 0)
+
+
+def test_return_parameter_no_tm203_and_exact_lifecycle():
+    free = "tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 128;"
+    assert _found(RET.replace("FREES", free)) == []
+    # freed twice: the returned address is known to be the callee's allocation (TM104 on the second dealloc)
+    assert _found(RET.replace("FREES", free + "\n\t" + free)) == [("TM104", 25)]
+    # never freed: TM101 at the callee's alloc
+    assert _found(RET.replace("FREES", "")) == [("TM101", 9)]
+
+
+def test_kernel_parameter_still_reported():
+    text = RET.replace("FREES", "ld.param.u32 %r3, [k_param_0];\n\ttcgen05.dealloc.cta_group::1.sync.aligned.b32 "
+                                "%r3, 128;")
+    got = [f for f in lint_text(text, "k.ptx") if f.code == "TM203"]
+    assert [(f.line, "kernel parameter k_param_0" in f.message) for f in got] == [(25, True)]
+
+
+def test_unknown_returned_value_is_opaque():
+    # the callee returns a loaded value that is not a TMEM address: the caller's value is opaque, no TM203
+    text = RET.replace("ld.shared.u32 %r2, [slot];", "ld.global.u32 %r2, [%rd9];").replace(
+        ".reg .b32 %r<3>;", ".reg .b32 %r<3>;\n\t.reg .b64 %rd<10>;\n\tmov.u64 %rd9, 0;").replace(
+        "FREES", "tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 128;")
+    assert [c for c, _ in _found(text)] == []
+
+
+def test_returns_taddr_fixtures():
+    assert _found((PAT / "func_returns_taddr.ptx").read_text()) == []
+    assert [c for c, _ in _found((PAT / "func_returns_taddr_bad.ptx").read_text())] == ["TM104"]
