@@ -87,3 +87,57 @@ def test_tm101_kernel_without_tcgen05_of_its_own():
     kernel = re.sub(r"\ttcgen05\.fence::\w+;\n", "", CALLEE_BAD[k:])
     assert "tcgen05" not in kernel.split(".file")[0]
     assert [(f.code, f.line) for f in lint_text(CALLEE_BAD[:k] + kernel, "k.ptx")] == [("TM101", 26)]
+
+
+BRANCH_SKIP = """.version 9.0
+.target sm_100a
+.address_size 64
+.shared .align 16 .b8 smem[1024];
+.visible .entry k(.param .u64 out)
+.reqntid 128, 1, 1
+{
+\t.reg .pred %p<4>;
+\t.reg .b32 %r<16>;
+\tmov.u32 %r1, %tid.x;
+\tshr.u32 %r2, %r1, 5;
+\tsetp.ne.u32 %p1, %r2, 0;
+\t@%p1 bra L_skipalloc;
+\tmov.u32 %r3, smem;
+\ttcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r3], 128;
+\ttcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
+L_skipalloc:
+\tbar.sync 0;
+\tsetp.COND.u32 %p2, %r1, K;
+\t@%p2 bra L_s;
+\tshl.b32 %r4, %r1, 2;
+\tmov.u32 %r5, smem;
+\tadd.s32 %r6, %r5, %r4;
+\tst.shared.u32 [%r6], %r1;
+L_s:
+\tbar.sync 0;
+\tld.shared.u32 %r8, [smem];
+\tbar.sync 0;
+\t@%p1 bra L_end;
+\ttcgen05.dealloc.cta_group::1.sync.aligned.b32 %r8, 128;
+L_end:
+\tret;
+}
+"""
+
+
+def _branch_skip(cond: str, k: int) -> str:
+    return BRANCH_SKIP.replace("COND", cond).replace("K;", f"{k};")
+
+
+def test_tm206_branch_on_tid_skips_the_slot_thread():
+    # `@%p2 bra` around the store: the threads that fall through are those with !(tid cmp k)
+    assert _codes(_branch_skip("eq", 0), "TM206") == []          # thread 0 skips the store
+    assert _codes(_branch_skip("lt", 1), "TM206") == []          # threads < 1 skip it
+    assert _codes(_branch_skip("eq", 5), "TM206") == [("TM206", 24)]   # thread 0 stores into bytes 0-3
+    assert _codes(_branch_skip("ge", 64), "TM206") == [("TM206", 24)]  # threads 0-63 store
+
+
+def test_tm206_branch_skip_fixtures():
+    pat = FIXTURES / "patterns"
+    assert _codes((pat / "slot_in_buffer_branch_skips_t0.ptx").read_text(), "TM206") == []
+    assert _codes((pat / "slot_in_buffer_branch_skips_t0_bad.ptx").read_text(), "TM206") == [("TM206", 168)]

@@ -356,9 +356,10 @@ def _store_bytes(inst) -> int:
 
 def _thread_hit(ctx, inst, slot):
     """``slot`` when a thread that executes store ``inst`` writes the slot's 4 bytes: the address is the slot's
-    symbol plus a function of ``%tid.x`` (``global_smem + (tid.x << 2)``: thread 0 writes offset 0), evaluated for
-    every thread of every warp class whose paths reach the store (``FunctionContext.simulate``) and, when the guard
-    is itself a thread predicate, for the threads it lets through.  Else None."""
+    symbol plus a function of ``%tid.x`` (``global_smem + (tid.x << 2)``: thread 0 writes offset 0, in bytes),
+    evaluated for every thread of every warp class whose paths reach the store (``FunctionContext.simulate``) and
+    that the path's thread predicates let through: the store's own guard and the branches on ``%tid.x`` taken to
+    reach it (``if (threadIdx.x != 0) buf[threadIdx.x] = …``: thread 0 never stores).  Else None."""
     from tmemlint.analysis.values import eval_tid
 
     a = _tid_address(ctx.values, inst, inst.operands[0])
@@ -372,29 +373,57 @@ def _thread_hit(ctx, inst, slot):
         g = ctx.values.reg_value(inst, inst.guard.reg)
         if g is not TOP and g[0] == "tid":
             guard = (g[1], inst.guard.negated)
-    for klass in _classes_reaching(ctx, inst):
+    for klass, fact_sets in _classes_reaching(ctx, inst):
         n = klass.n_threads
         for w in klass.warps:
             tids = range(32 * w, min(32 * w + 32, n))
             vals = eval_tid(expr, tids)
             ok = eval_tid(guard[0], tids) if guard is not None else None
+            # per set of paths reaching the store: the threads its thread-predicate facts let through
+            lets = [_lane_filter(facts, tids) for facts in fact_sets]
             for k, e in enumerate(vals):
-                if lo <= e < hi and (ok is None or bool(ok[k]) != guard[1]):
+                if lo <= e < hi and (ok is None or bool(ok[k]) != guard[1]) and \
+                        any(f is None or f[k] for f in lets):
                     return slot
     return None
 
 
+def _lane_filter(facts, tids: range) -> list[bool] | None:
+    """For each thread of ``tids``: whether it satisfies every thread-predicate fact (``("tid", e)`` keys,
+    ``threads.is_lane_fact``) of ``facts``; None when there is none.  ``elect.sync`` facts are not used: the
+    elected lane is not specified (PTX ISA §9.7.13.12), so they let every thread through."""
+    from tmemlint.analysis.threads import is_lane_fact
+    from tmemlint.analysis.values import eval_tid
+
+    out = None
+    for key, val in facts:
+        if not is_lane_fact(key) or "elect" in repr(key):
+            continue
+        got = eval_tid(key[1], tids)
+        if out is None:
+            out = [True] * len(tids)
+        out = [o and bool(g) == val for o, g in zip(out, got)]
+    return out
+
+
 def _classes_reaching(ctx, inst) -> list:
-    """Warp classes with a path that executes ``inst`` (one simulation per class for all TM206 candidates of the
-    function, cached on ``ctx``)."""
+    """``[(warp class, [facts])]`` for the warp classes with a path that executes ``inst``, with the branch facts of
+    each set of paths that reaches it (one simulation per class for all TM206 candidates of the function, cached
+    on ``ctx``)."""
     cache = ctx.__dict__.setdefault("_tm206_reach", {})
     if "runs" not in cache:
         seen: dict[int, list] = {}
 
-        def observe(klass, _prop, i, _facts):
+        def observe(klass, _prop, i, facts):
             lst = seen.setdefault(i.index, [])
-            if not any(k is klass for k in lst):
-                lst.append(klass)
+            for k, fs in lst:
+                if k is klass:
+                    if len(fs) >= 64:  # many fact sets (loops): keep the paths' common facts only
+                        fs[:] = [frozenset.intersection(facts, *fs)]
+                    elif facts not in fs:
+                        fs.append(facts)
+                    return
+            lst.append((klass, [facts]))
 
         cand = {i.index for i in ctx.function.instructions if i.op in _STORE_OPS}
         ctx.simulate(lambda p, _i: p, 0, observe, relevant=lambda i: i.index in cand)
