@@ -191,7 +191,7 @@ def lint_text(text: str, path: str, options: Options | None = None) -> list[Find
     input."""
     options = options or Options()
     load_all()
-    lines = text.count("\n") + 1
+    lines = text.count("\n") + (0 if text.endswith("\n") else 1)  # a final newline ends the last line
     if lines > parser.MAX_LINES:  # before suppressions and fingerprints, which split the text into lines
         return _over_limit(path, f"{lines:,} lines, more than the limit of {parser.MAX_LINES:,}: the file is not "
                                  f"analysed", options)
@@ -296,7 +296,7 @@ def lint_bytes(data: bytes, display: str, options: Options | None = None) -> Fil
     if len(data) > MAX_BYTES:
         res.findings = _too_large(display, len(data), options)
         return res
-    lines = data.count(b"\n") + 1
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)  # a final newline ends the last line
     if lines > parser.MAX_LINES:
         res.findings = _over_limit(display, f"{lines:,} lines, more than the limit of {parser.MAX_LINES:,}: the file "
                                             f"is not analysed", options)

@@ -313,6 +313,8 @@ def _interval_truth(key, facts) -> bool | None:
     lo, hi = -(1 << 64), 1 << 64
     found = False
     for fkey, val in facts:
+        if fkey[0] != "cmp" or fkey[1] not in _SIGNED:  # _bound's first test, without a call per fact
+            continue
         b = _bound(fkey)
         if b is None or b[0] != base:
             continue

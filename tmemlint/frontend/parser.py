@@ -202,7 +202,7 @@ def parse_text(text: str, path: str = "<string>") -> Module:
     beyond ``MAX_LINES`` or ``MAX_SCOPE_DEPTH``.  Lines end at ``\n`` (``\r\n`` too); a lone ``\r`` is blank
     space, as in every other place that counts lines (code frames, fingerprints, suppressions)."""
     text = text.replace("\r\n", "\n")
-    lines = text.count("\n") + 1
+    lines = text.count("\n") + (0 if text.endswith("\n") else 1)  # a final newline ends the last line
     if lines > MAX_LINES:
         raise PTXLimitError(f"{lines:,} lines, more than the limit of {MAX_LINES:,}: the file is not analysed",
                             1, 1)
