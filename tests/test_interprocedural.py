@@ -87,3 +87,100 @@ def test_unknown_returned_value_is_opaque():
 def test_returns_taddr_fixtures():
     assert _found((PAT / "func_returns_taddr.ptx").read_text()) == []
     assert [c for c, _ in _found((PAT / "func_returns_taddr_bad.ptx").read_text())] == ["TM104"]
+
+
+# ---- A: the callee's branches at the call -----------------------------------------------------------------------
+def test_cond_and_warp_gated_fixtures():
+    assert _found((PAT / "func_warp_gated_helpers.ptx").read_text()) == []
+    assert _found((PAT / "func_cond_helpers.ptx").read_text()) == []
+    assert _found((PAT / "func_cond_helpers_bad.ptx").read_text()) == [("TM101", 24)]
+
+
+def test_callee_thread_predicates_split_the_callers_warps():
+    m = parse_text((PAT / "func_warp_gated_helpers.ptx").read_text(), "k.ptx")
+    k = next(f for f in m.functions if f.is_entry)
+    ctx = FunctionContext(m, k, "k.ptx")
+    assert [c.warps for c in ctx.threads.classes] == [(0,), tuple(range(1, 32))]
+
+
+COND = """.version 9.0
+.target sm_100a
+.address_size 64
+.shared .align 4 .u32 slot;
+.global .align 4 .u32 flag;
+.func alloc_if(.param .b32 c)
+{
+\t.reg .pred %p<2>;
+\t.reg .b32 %r<3>;
+\tALLOC_COND
+\t@%p1 bra L_a;
+\tmov.u32 %r2, slot;
+\ttcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r2], 128;
+L_a:
+\tret;
+}
+.func free_if(.param .b32 c)
+{
+\t.reg .pred %p<2>;
+\t.reg .b32 %r<3>;
+\tFREE_COND
+\t@%p1 bra L_f;
+\tld.shared.u32 %r2, [slot];
+\ttcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 128;
+L_f:
+\tret;
+}
+.visible .entry k(.param .u32 k_c, .param .u32 k_d)
+.reqntid 32, 1, 1
+{
+\t.reg .b32 %r<4>;
+\tld.param.u32 %r1, [k_c];
+\tld.param.u32 %r2, [k_d];
+\t{
+\t.param .b32 a0;
+\tst.param.b32 [a0], ARG_A;
+\tcall.uni alloc_if, (a0);
+\t}
+\ttcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
+\t{
+\t.param .b32 a1;
+\tst.param.b32 [a1], ARG_F;
+\tcall.uni free_if, (a1);
+\t}
+\tret;
+}
+"""
+PARAM_COND = "ld.param.u32 %r1, [c];\n\tsetp.eq.s32 %p1, %r1, 0;"
+LOAD_COND = "ld.global.u32 %r1, [flag];\n\tsetp.eq.s32 %p1, %r1, 0;"
+LANE_COND = "mov.u32 %r1, %tid.x;\n\tsetp.ne.u32 %p1, %r1, 0;"
+
+
+def _cond(alloc_cond: str, free_cond: str, arg_a: str, arg_f: str) -> str:
+    return COND.replace("ALLOC_COND", alloc_cond).replace("FREE_COND", free_cond).replace(
+        "ARG_A", arg_a).replace("ARG_F", arg_f)
+
+
+def test_same_kernel_parameter_correlates_the_two_callees():
+    assert _found(_cond(PARAM_COND, PARAM_COND, "%r1", "%r1")) == []
+    # a different kernel parameter: c = 1, d = 0 leaks (as it would written inline)
+    assert _found(_cond(PARAM_COND, PARAM_COND, "%r1", "%r2")) == [("TM101", 14)]
+
+
+def test_constant_arguments_decide_the_callee():
+    assert _found(_cond(PARAM_COND, PARAM_COND, "1", "1")) == []
+    assert _found(_cond(PARAM_COND, PARAM_COND, "1", "0")) == [("TM101", 14)]
+    assert _found(_cond(PARAM_COND, PARAM_COND, "0", "0")) == []
+
+
+def test_lane_predicate_in_both_callees_is_the_same_thread():
+    # each callee tests tid.x == 0 itself: thread 0 allocates and frees (no TM101); the .sync.aligned alloc and
+    # dealloc under a lane-varying branch are divergent collectives (TM109, true)
+    assert _found(_cond(LANE_COND, LANE_COND, "%r1", "%r1")) == [("TM109", 14), ("TM109", 26)]
+
+
+def test_undecidable_callee_branch_is_conservative():
+    # each callee branches on a value it loads: the caller cannot correlate the two, so no report (nor TM104)
+    assert _found(_cond(LOAD_COND, LOAD_COND, "%r1", "%r1")) == []
+    assert _found(_cond(LOAD_COND, PARAM_COND, "%r1", "1")) == []
+    # the price: an allocation made under such a branch and never freed is "maybe held", not reported
+    assert _found(_cond(LOAD_COND, PARAM_COND, "%r1", "0")) == []

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from tmemlint.analysis.cfg import CFG, build_cfg
+from tmemlint.analysis.threads import GuardOracle
 from tmemlint.analysis.tmem import TmemSites, tmem_sites
 from tmemlint.analysis.values import TOP, ValueAnalysis
 from tmemlint.ir import Function, Instruction, Module, ParenList, Sym
@@ -283,3 +284,112 @@ def call_returns(module: Module, fn: Function) -> dict[str, tuple]:
     for name in clash:
         del out[name]
     return out
+
+
+def callee_thread_predicates(module: Module, fn: Function) -> frozenset:
+    """The thread predicates (``%tid.x`` tests) of the callees ``fn`` reaches through lifecycle calls,
+    transitively: ``threads.thread_model`` splits the caller's warps by them too (a callee runs in the caller's
+    threads, PTX ISA §9.7.9.20, so its ``threadIdx.x / 32 == 0`` test is decided by the caller's warp class)."""
+    from tmemlint.analysis.threads import _thread_predicates
+
+    calls = lifecycle_calls(module, fn)
+    if not calls:
+        return frozenset()
+    effects = module_calls(module).effects
+    out: set = set()
+    seen: set[str] = set()
+    work = [c for c in calls.values() if not c.unknown]
+    while work:
+        c = work.pop()
+        name = c.function.name
+        if name in seen or c.unknown:
+            continue
+        seen.add(name)
+        out |= _thread_predicates(c.function, c.values)
+        for i in c.function.instructions:
+            if i.op == "call":
+                t = call_target(i)
+                if t in effects:
+                    work.append(effects[t])
+    return frozenset(out)
+
+
+def portable_facts(facts: frozenset) -> frozenset:
+    """The branch facts that mean the same in a caller and its callee: thread predicates of ``%tid.x`` (the same
+    thread runs both) other than ``elect.sync`` (each ``elect.sync`` elects again), and predicates over constants,
+    kernel parameters, variables' addresses and uniform special registers (no opaque definition, no register
+    of either function)."""
+    from tmemlint.analysis.values import opaque_deps
+
+    out = []
+    for f in facts:
+        key = f[0]
+        if not isinstance(key, tuple) or not key or key[0] in ("phi", "regval") or "elect" in repr(key):
+            continue
+        if opaque_deps(key):
+            continue
+        out.append(f)
+    return frozenset(out) if len(out) != len(facts) else facts
+
+
+class BoundOracle(GuardOracle):
+    """A ``threads.GuardOracle`` for a callee simulated at one call: the callee's parameters (``("param", name,
+    0)`` values) are replaced by the caller's arguments when those mean the same in both functions (constants,
+    kernel parameters, thread functions, addresses: ``values.is_stable``), and by an opaque value of the call
+    otherwise, so that ``tmem_alloc_if(1)`` decides the callee's branch and ``alloc_if(c)`` / ``free_if(c)`` test
+    the same fact."""
+
+    def __init__(self, va: ValueAnalysis, klass, binding: dict, name: str):
+        super().__init__(va, klass)
+        self.deps = {}  # keys may hold the caller's values: dependencies of their own, not the callee's shared ones
+        self.binding = binding
+        self.name = name
+        self._subst: dict = {}
+
+    def value(self, inst: Instruction, reg):
+        return self.substitute(super().value(inst, reg))
+
+    def substitute(self, v):
+        """``v`` (a callee value) in the caller's terms (``_substitute``)."""
+        r = self._subst.get(v)
+        if r is None:
+            r = self._subst[v] = _substitute(v, self.binding, self.name)
+        return r
+
+
+def _substitute(v, binding: dict, name: str):
+    """``v`` (a callee value) with its parameters replaced (``BoundOracle``), folded again where that makes a
+    constant or a thread predicate."""
+    from tmemlint.analysis.values import _cmp, _pnot, is_stable
+
+    if v is TOP or not isinstance(v, tuple) or not v:
+        return v
+    tag = v[0]
+    if tag == "param":
+        b = binding.get(v[1], TOP) if v[2] == 0 else TOP
+        if b is not TOP and is_stable(b):
+            return b
+        return ("opq", ("arg", name, v[1], v[2]))
+    if tag == "cmp":
+        a, b = _substitute(v[2], binding, name), _substitute(v[3], binding, name)
+        if a is v[2] and b is v[3]:
+            return v
+        r = _cmp(v[1], a, b)
+        return r if r is not None else ("cmp", v[1], a, b)
+    if tag == "pnot":
+        a = _substitute(v[1], binding, name)
+        return v if a is v[1] else _pnot(a)
+    if tag in ("pand", "por"):
+        a, b = _substitute(v[1], binding, name), _substitute(v[2], binding, name)
+        if a is v[1] and b is v[2]:
+            return v
+        for x, y in ((a, b), (b, a)):
+            if x[0] == "c":
+                if tag == "pand":
+                    return y if x[1] else ("c", 0)
+                return ("c", 1) if x[1] else y
+        return (tag, a, b)
+    if tag == "op":
+        args = tuple(_substitute(x, binding, name) if isinstance(x, tuple) else x for x in v[2:])
+        return v if args == v[2:] else ("op", v[1]) + args
+    return v

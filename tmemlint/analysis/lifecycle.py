@@ -5,15 +5,20 @@ computed per thread, for one representative thread of every warp class (``Proper
 the set of ``("a", slot)`` (this thread allocated ``slot`` and has not freed it), ``("f", slot)`` (this thread
 freed ``slot`` allocated elsewhere; ``("f", "*")``: freed an address of unknown origin), ``("d", slot)`` (this
 thread freed ``slot`` and has not allocated it again), ``("r", i)`` (this thread executed the relinquish at
-instruction ``i``) and ``("last", n)`` (the column count of this thread's latest alloc).  The CTA-level verdict
+instruction ``i``), ``("m", slot)`` (maybe held: an unresolved call, below) and ``("last", n)`` (the column count
+of this thread's latest alloc, in columns).  The CTA-level verdict
 then combines one exit state per warp class whose branch facts agree (``consistent_choice``): an allocation leaks
 when some combination allocates it and no class frees it.
 
 A ``call`` of a ``.func`` that allocates, frees or relinquishes (``analysis.calls``) applies the callee's effects:
-the callee's paths are simulated for the same warp class, starting from the caller's property value, and the call
-leads to each property value that reaches the callee's ``ret`` (a ``Fork`` when there are several; the callee's own
-branch facts are dropped).  Operands the callee loads from its parameters are bound to the caller's arguments.
-The results are cached per (callee, arguments, class, property value, outermost call).  A callee that cannot be
+the callee's paths (PTX ISA §9.7.9.20: it runs in the caller's thread) are simulated for the same warp class (whose
+warps are split by the callee's ``%tid.x`` tests too), starting from the caller's property value and its portable
+branch facts, with the callee's parameters replaced by the caller's arguments (``calls.BoundOracle``: a constant
+argument decides the callee's branches, the same kernel parameter passed to two callees is the same fact).  The
+call leads to each property value that reaches the callee's ``ret``, with the facts of those paths (``Branches``),
+or, when the caller cannot tell those outcomes apart, to one conservative state (``_merge_unresolved``).  Operands
+the callee loads from its parameters are bound to the caller's arguments.  The results are cached per (callee,
+arguments, class, property value, outermost call, portable facts).  A callee that cannot be
 followed (recursion, an indirect call, a callee path that ends in ``exit``, a callee over its simulation budget)
 may free anything: this thread's allocations are dropped and ``("f", "*")`` is added, so it never causes a leak
 report.  ``callee_allocs`` lists, per slot, the callee allocs executed through calls (for TM101's location).
@@ -24,8 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from tmemlint.analysis.calls import CalleeInfo, call_binding, lifecycle_calls
-from tmemlint.analysis.paths import BudgetExceeded, ExitState, Fork, PropertySimulation
+from tmemlint.analysis.calls import BoundOracle, CalleeInfo, call_binding, lifecycle_calls, portable_facts
+from tmemlint.analysis.paths import Branches, BudgetExceeded, ExitState, PropertySimulation
 from tmemlint.analysis.values import TOP
 from tmemlint.analysis.threads import WarpClass, is_lane_fact
 from tmemlint.ir import Instruction
@@ -74,14 +79,16 @@ class Lifecycle:
         self.calls: dict[int, CalleeInfo] = lifecycle_calls(ctx.module, ctx.function)
         self._bindings: dict[tuple, dict] = {}
         self._call_cache: dict = {}
+        self._oracles: dict = {}
         self._active: list[str] = []
         if not sites.allocs and not sites.deallocs and not sites.relinquishes and not self.calls:
             return
         for klass in ctx.threads.classes:
             run = ClassRun(klass)
             sim = PropertySimulation(ctx.cfg, ctx.values, klass,
-                                     lambda p, i, r=run: self._transfer(p, i, r), frozenset(),
-                                     observe=self._observer(run), relevant=self._relevant)
+                                     lambda p, i, f, r=run: self._transfer(p, i, r, f), frozenset(),
+                                     observe=self._observer(run), relevant=self._relevant,
+                                     transfer_facts=True)
             try:
                 run.exits = sim.run()
             except BudgetExceeded:
@@ -126,7 +133,7 @@ class Lifecycle:
         ns = [n for n in ns if n]
         return max(ns) if ns else 0
 
-    def _transfer(self, prop: frozenset, inst: Instruction, run: ClassRun) -> frozenset:
+    def _transfer(self, prop: frozenset, inst: Instruction, run: ClassRun, facts: frozenset = frozenset()):
         idx = inst.index
         if idx in self._alloc_idx:
             return _alloc(prop, self.ctx.sites.slot_of[idx], self.ctx.sites.ncols.get(idx))
@@ -135,42 +142,73 @@ class Lifecycle:
         if inst.family == "tcgen05.relinquish_alloc_permit":
             return _relinquish(prop, idx)
         if idx in self.calls:
-            return self._call(prop, inst, self.calls[idx], self.ctx.values, run, inst)
+            return self._call(prop, inst, self.calls[idx], self.ctx.values, run, inst, facts)
         return prop
 
     # ---- calls of .func callees (analysis.calls) ------------------------------------------------------------
     def _call(self, prop: frozenset, inst: Instruction, callee: CalleeInfo, va, run: ClassRun,
-              outer: Instruction) -> frozenset:
-        """The property values after ``call`` ``inst`` (made in the function whose values are ``va``); ``outer``
-        is the call in the analysed function that this call is (transitively) part of."""
+              outer: Instruction, facts: frozenset = frozenset(), oracle=None):
+        """The states after ``call`` ``inst`` (made in the function whose values are ``va``; ``oracle``: the
+        ``BoundOracle`` of that function when it is itself a callee); ``outer`` is the call in the analysed
+        function that this call is (transitively) part of.
+
+        The callee starts with the caller's portable facts (``calls.portable_facts``); the call leads to each
+        property value reaching the callee's ``ret`` with the portable facts of those paths (``Branches``).  When
+        two different property values are not told apart by such facts (the callee's alloc or dealloc is under a
+        branch on something the caller cannot see, e.g. a value the callee loads), the call is unresolved and
+        leads to one conservative state (``_merge_unresolved``): what only some paths allocate or free is
+        "maybe held" (``("m", slot)``), never a leak nor an unmatched free."""
         name = callee.function.name
         if callee.unknown or name in self._active:
             return _unknown_call(prop)
         binding = call_binding(va, inst, callee.function) if callee.function.params else {}
+        if oracle is not None:  # a call inside a callee: its arguments in the outermost caller's terms
+            binding = {k: (oracle.substitute(v) if v is not TOP else v) for k, v in binding.items()}
+        infacts = portable_facts(facts)
         bkey = tuple(sorted(binding.items(), key=lambda kv: kv[0]))
-        key = (name, bkey, id(run), prop, outer.index)
+        key = (name, bkey, id(run), prop, outer.index, infacts)
         got = self._call_cache.get(key)
-        if got is not None:
+        if got is None:
+            got = self._call_cache[key] = self._run_callee(prop, callee, binding, bkey, run, outer, infacts)
+        if type(got) is frozenset:
             return got
+        return Branches((p, facts | pf) for p, pf in got)
+
+    def _run_callee(self, prop: frozenset, callee: CalleeInfo, binding: dict, bkey: tuple, run: ClassRun,
+                    outer: Instruction, infacts: frozenset):
+        """A property value (the call's single outcome), or ``[(prop, portable facts)]``."""
+        name = callee.function.name
+        okey = (name, bkey, id(run.klass))
+        oracle = self._oracles.get(okey)
+        if oracle is None or oracle.klass is not run.klass:
+            oracle = self._oracles[okey] = BoundOracle(callee.values, run.klass, binding, name)
         self._active.append(name)
         try:
             sim = PropertySimulation(
                 callee.cfg, callee.values, run.klass,
-                lambda p, i: self._callee_transfer(p, i, callee, binding, run, outer), prop,
+                lambda p, i, f: self._callee_transfer(p, i, callee, binding, run, outer, f, oracle), prop,
                 observe=lambda p, i, f: self._callee_observe(i, callee, binding, run, outer),
-                relevant=lambda i: i.family in _LIFECYCLE or i.op == "call")
+                relevant=lambda i: i.family in _LIFECYCLE or i.op == "call", init_facts=infacts, oracle=oracle,
+                transfer_facts=True)
             exits = sim.run()
         except BudgetExceeded:
             exits = None
         finally:
             self._active.pop()
         if exits is None or any(e.exit_inst is not None and e.exit_inst.op == "exit" for e in exits):
-            got = _unknown_call(prop)
-        else:
-            outs = frozenset(e.prop for e in exits)
-            got = next(iter(outs)) if len(outs) == 1 else Fork(outs)
-        self._call_cache[key] = got
-        return got
+            return _unknown_call(prop)
+        outs: dict = {}
+        for e in exits:
+            pf = portable_facts(e.facts)
+            outs[e.prop] = pf if e.prop not in outs else outs[e.prop] & pf
+        if len(outs) == 1:
+            return next(iter(outs))
+        items = list(outs.items())
+        for j, (p1, f1) in enumerate(items):
+            for p2, f2 in items[j + 1:]:
+                if not _contradict(f1, f2):
+                    return _merge_unresolved(prop, [p for p, _ in items])
+        return items
 
     def _callee_slot(self, inst: Instruction, callee: CalleeInfo, binding: dict):
         """The slot a callee's alloc writes: its own symbol, or the caller's argument it loads the address from."""
@@ -208,7 +246,7 @@ class Lifecycle:
         return n
 
     def _callee_transfer(self, prop: frozenset, inst: Instruction, callee: CalleeInfo, binding: dict,
-                         run: ClassRun, outer: Instruction) -> frozenset:
+                         run: ClassRun, outer: Instruction, facts: frozenset = frozenset(), oracle=None):
         fam = inst.family
         if fam == "tcgen05.alloc":
             return _alloc(prop, self._callee_slot(inst, callee, binding),
@@ -225,7 +263,7 @@ class Lifecycle:
             if t is None:
                 return _unknown_call(prop)
             if t in effects:
-                return self._call(prop, inst, effects[t], callee.values, run, outer)
+                return self._call(prop, inst, effects[t], callee.values, run, outer, facts, oracle)
         return prop
 
     def _callee_observe(self, inst: Instruction, callee: CalleeInfo, binding: dict, run: ClassRun,
@@ -312,19 +350,46 @@ _LIFECYCLE = ("tcgen05.alloc", "tcgen05.dealloc", "tcgen05.relinquish_alloc_perm
 
 def _alloc(prop: frozenset, slot, n: int | None) -> frozenset:
     """After a tcgen05.alloc of ``n`` columns (None: not constant) into ``slot``."""
-    keep = frozenset(p for p in prop if p[0] != "last" and p != ("d", slot))
+    keep = frozenset(p for p in prop if p[0] != "last" and p != ("d", slot) and p != ("m", slot))
     return keep | {("a", slot)} | ({("last", n)} if n else frozenset())
 
 
 def _dealloc(prop: frozenset, slot) -> frozenset:
     """After a tcgen05.dealloc of an address of ``slot`` (None: of unknown origin)."""
     if slot is None:
-        return frozenset(p for p in prop if p[0] != "a") | {("f", "*")}
+        return frozenset(p for p in prop if p[0] not in ("a", "m")) | {("f", "*")}
+    if ("m", slot) in prop and ("a", slot) not in prop:  # maybe held (an unresolved call): freed now
+        return (prop - {("m", slot)}) | {("d", slot)}
     if ("a", slot) in prop:
         return (prop - {("a", slot)}) | {("d", slot)}
     if ("d", slot) in prop:
         return prop  # this thread frees twice: TM104 through ``double_free``, not a cross-warp free
     return prop | {("f", slot), ("d", slot)}
+
+
+def _contradict(f1: frozenset, f2: frozenset) -> bool:
+    """Whether two fact sets give some predicate different values (no path satisfies both)."""
+    small, big = (f1, f2) if len(f1) <= len(f2) else (f2, f1)
+    return any((k, not v) in big for k, v in small)
+
+
+def _merge_unresolved(before: frozenset, outs: list[frozenset]) -> frozenset:
+    """One state for a call whose outcomes ``outs`` (property values) the caller cannot tell apart: what every
+    outcome has; a slot that some outcomes hold (``a``) and others do not becomes "maybe held" (``m``: a later
+    dealloc frees it without report, the exit does not leak it); frees of other threads' allocations (``f``) and
+    relinquishes (``r``) of any outcome are kept (they only prevent reports); ``d`` only when every outcome has
+    it."""
+    common = frozenset.intersection(*outs)
+    out = set(common)
+    for p in outs:
+        for x in p:
+            if x[0] in ("a", "m") and x not in common:
+                out.add(("m", x[1]))
+            elif x[0] in ("f", "r"):
+                out.add(x)
+    if any(x[0] == "last" for x in out) and sum(1 for x in out if x[0] == "last") > 1:
+        out = {x for x in out if x[0] != "last"}
+    return frozenset(out)
 
 
 def _relinquish(prop: frozenset, idx: int) -> frozenset:

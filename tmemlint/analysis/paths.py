@@ -38,6 +38,12 @@ class Fork(frozenset):
     whose callee's paths end in different states); the path forks, with the same facts, into one state each."""
 
 
+class Branches(tuple):
+    """Returned by a transfer function that takes the path's facts (``transfer_facts``): ``((prop, facts), …)``,
+    the instruction leads to any one of these states, each with its own facts (a ``call`` whose callee's paths
+    end in different states, with the branch facts that tell them apart in the caller's terms)."""
+
+
 @dataclass(slots=True)
 class ExitState:
     """A property value reaching kernel exit, with the facts of its paths and the exiting instruction."""
@@ -55,13 +61,20 @@ class PropertySimulation:
 
     def __init__(self, cfg: CFG, va: ValueAnalysis, klass: WarpClass, transfer: Transfer, init: Hashable,
                  observe: Callable | None = None, budget: int = DEFAULT_BUDGET,
-                 relevant: Callable[[Instruction], bool] | None = None):
+                 relevant: Callable[[Instruction], bool] | None = None, init_facts: Facts = frozenset(),
+                 oracle: GuardOracle | None = None, transfer_facts: bool = False):
+        """``init_facts``: the facts of the entry state (a callee simulated at a call starts with the caller's);
+        ``oracle``: evaluates the predicates (default: the class's ``GuardOracle`` of ``va``);
+        ``transfer_facts``: ``transfer(prop, inst, facts)`` is called instead, and may return ``Branches``."""
         self.cfg = cfg
         self.va = va
-        oracle = va.oracles.get(id(klass))
-        if oracle is None or oracle.klass is not klass:  # one oracle (and its memo) per class for every rule
-            oracle = va.oracles[id(klass)] = GuardOracle(va, klass)
+        if oracle is None:
+            oracle = va.oracles.get(id(klass))
+            if oracle is None or oracle.klass is not klass:  # one oracle (and its memo) per class for every rule
+                oracle = va.oracles[id(klass)] = GuardOracle(va, klass)
         self.oracle = oracle
+        self.init_facts = init_facts
+        self.transfer_facts = transfer_facts
         self.transfer = transfer
         self.observe = observe
         self.init = init
@@ -177,7 +190,7 @@ class PropertySimulation:
                 heappush(work, (rank[node], node))
 
         first = next(iter(g.successors("entry")))
-        arrive(first, self.init, frozenset(), None)
+        arrive(first, self.init, self.init_facts, None)
         visits = 0
         while work:
             node = heappop(work)[1]
@@ -215,7 +228,13 @@ class PropertySimulation:
                         if taken and not is_branch:
                             if self.observe is not None:
                                 self.observe(p, inst, f)
-                            p = self.transfer(p, inst)
+                            p = self.transfer(p, inst, f) if self.transfer_facts else self.transfer(p, inst)
+                            if type(p) is Branches:
+                                for q, qf in p:
+                                    qf = self._kill(qf, inst.index)
+                                    old = nxt.get(q)
+                                    nxt[q] = qf if old is None else (old & qf)
+                                continue
                             names = self._regval_defs.get(inst.index)
                             if names:
                                 f = self._regval(f, inst, names)

@@ -111,14 +111,15 @@ def _thread_predicates(fn: Function, va: ValueAnalysis) -> set:
     return preds
 
 
-def thread_model(fn: Function, va: ValueAnalysis) -> ThreadModel:
+def thread_model(fn: Function, va: ValueAnalysis, extra: frozenset = frozenset()) -> ThreadModel:
     """Partition the warps of ``fn``'s CTA into classes by the thread predicates that guard instructions or
-    branches."""
+    branches, and the ``extra`` ones (those of the ``.func`` callees it calls, ``analysis.calls``: a callee runs
+    in the caller's threads, so its ``%tid.x`` tests split the same warps)."""
     dims = fn.threads_per_cta()
     known = dims is not None and dims[1] == 1 and dims[2] == 1
     n = min(dims[0], MAX_THREADS) if dims else MAX_THREADS
     n = max(n, 1)
-    preds = sorted(_thread_predicates(fn, va), key=repr)
+    preds = sorted(_thread_predicates(fn, va) | set(extra), key=repr)
     n_warps = (n + 31) // 32
     sig_of: dict[tuple, list[int]] = {}
     for w in range(n_warps):

@@ -39,7 +39,9 @@ class FunctionContext:
 
     @cached_property
     def threads(self) -> ThreadModel:
-        return thread_model(self.function, self.values)
+        from tmemlint.analysis.calls import callee_thread_predicates
+
+        return thread_model(self.function, self.values, callee_thread_predicates(self.module, self.function))
 
     @cached_property
     def sites(self) -> TmemSites:
