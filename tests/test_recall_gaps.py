@@ -140,4 +140,4 @@ def test_tm206_branch_on_tid_skips_the_slot_thread():
 def test_tm206_branch_skip_fixtures():
     pat = FIXTURES / "patterns"
     assert _codes((pat / "slot_in_buffer_branch_skips_t0.ptx").read_text(), "TM206") == []
-    assert _codes((pat / "slot_in_buffer_branch_skips_t0_bad.ptx").read_text(), "TM206") == [("TM206", 168)]
+    assert _codes((pat / "slot_in_buffer_branch_skips_t0_bad.ptx").read_text(), "TM206") == [("TM206", 169)]
