@@ -74,8 +74,8 @@ def units(text: str) -> list[Unit] | None:
 #: Comments, strings and the keywords that open a top-level item, in one scan (a keyword inside a comment or a
 #: string is consumed by the comment or string alternative).
 _HEAD_SCAN = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|\.(entry|func|section)\b', re.S)
-#: What may precede the keyword on its line: linkage directives (PTX ISA §11.6).
-_LINKAGE = re.compile(r"(?:\.(?:visible|weak|extern|common)[ \t]+)*")
+#: What may precede the keyword on its line: blanks and linkage directives (PTX ISA §11.6).
+_LINKAGE = re.compile(r"[ \t]*(?:\.(?:visible|weak|extern|common)[ \t]+)*")
 
 
 #: An initializer's opening brace: ``=`` then blanks just before it.
