@@ -190,15 +190,13 @@ def call_binding(va: ValueAnalysis, inst: Instruction, callee: Function) -> dict
     return out
 
 
-def callee_slots(module: Module, fn: Function) -> frozenset:
-    """Allocation slots (``("sym", name, offset)``) written by allocs in the callees ``fn`` calls, transitively:
-    the caller's loads from them are TMEM addresses too (``ValueAnalysis.analyse``).  A slot passed to the callee
-    as an argument is not included."""
+def reachable_callees(module: Module, fn: Function):
+    """The callees ``fn`` reaches through lifecycle calls, transitively, each once (``CalleeInfo``; callees that
+    cannot be followed are left out)."""
     calls = lifecycle_calls(module, fn)
     if not calls:
-        return frozenset()
+        return
     effects = module_calls(module).effects
-    out = set()
     seen: set[str] = set()
     work = [c for c in calls.values() if not c.unknown]
     while work:
@@ -207,15 +205,25 @@ def callee_slots(module: Module, fn: Function) -> frozenset:
         if name in seen or c.unknown:
             continue
         seen.add(name)
+        yield c
+        for i in c.function.instructions:
+            if i.op == "call":
+                t = call_target(i)
+                if t in effects:
+                    work.append(effects[t])
+
+
+def callee_slots(module: Module, fn: Function) -> frozenset:
+    """Allocation slots (``("sym", name, offset)``) written by allocs in the callees ``fn`` calls, transitively:
+    the caller's loads from them are TMEM addresses too (``ValueAnalysis.analyse``).  A slot passed to the callee
+    as an argument is not included."""
+    out = set()
+    for c in reachable_callees(module, fn):
         for i in c.function.instructions:
             if i.family == "tcgen05.alloc":
                 slot = c.sites.slot_of[i.index]
                 if slot[0] == "sym":
                     out.add(slot)
-            elif i.op == "call":
-                t = call_target(i)
-                if t in effects:
-                    work.append(effects[t])
     return frozenset(out)
 
 
@@ -292,25 +300,9 @@ def callee_thread_predicates(module: Module, fn: Function) -> frozenset:
     threads, PTX ISA §9.7.9.20, so its ``threadIdx.x / 32 == 0`` test is decided by the caller's warp class)."""
     from tmemlint.analysis.threads import _thread_predicates
 
-    calls = lifecycle_calls(module, fn)
-    if not calls:
-        return frozenset()
-    effects = module_calls(module).effects
     out: set = set()
-    seen: set[str] = set()
-    work = [c for c in calls.values() if not c.unknown]
-    while work:
-        c = work.pop()
-        name = c.function.name
-        if name in seen or c.unknown:
-            continue
-        seen.add(name)
+    for c in reachable_callees(module, fn):
         out |= _thread_predicates(c.function, c.values)
-        for i in c.function.instructions:
-            if i.op == "call":
-                t = call_target(i)
-                if t in effects:
-                    work.append(effects[t])
     return frozenset(out)
 
 
