@@ -6,7 +6,9 @@ that tmemlint reports it with the right code on the right line, and nothing new 
                                 [--dump DIR] [FILE ...]
 
 Inputs (correct code, no error-level finding): Triton ``../shared/corpus/triton/*.sm100.ptx`` and ``*.sm103.ptx``,
-CuTe DSL ``fixtures/real/cute/*.ptx``, nvcc ``fixtures/nvcc/*_good.ptx`` and ``examples/gemm_blockscaled_good.ptx``.
+CuTe DSL ``fixtures/real/cute/*.ptx``, nvcc ``fixtures/nvcc/*_good.ptx``, ``examples/gemm_blockscaled_good.ptx`` and
+the full-size kernels of ``fixtures/real/nvcc`` (DeepGEMM / ThunderKittens / CUTLASS styles, with and without
+``-lineinfo``).
 
 Fault classes (each mutant edits PTX text lines located through the IR of ``tmemlint.frontend.parse_text``):
 
@@ -137,7 +139,8 @@ def default_sources() -> list[Source]:
                               "sm_103a" if ".sm103." in p.name else "sm_100a"))
     for p in sorted((ROOT / "fixtures" / "real" / "cute").glob("*.ptx")):
         out.append(Source(str(p), str(p.relative_to(ROOT)), "CuTe DSL", "sm_100a"))
-    nvcc = sorted((ROOT / "fixtures" / "nvcc").glob("*_good.ptx")) + [ROOT / "examples" / "gemm_blockscaled_good.ptx"]
+    nvcc = (sorted((ROOT / "fixtures" / "nvcc").glob("*_good.ptx")) + [ROOT / "examples" / "gemm_blockscaled_good.ptx"]
+            + sorted((ROOT / "fixtures" / "real" / "nvcc").glob("*.ptx")))
     for p in nvcc:
         if p.is_file():
             out.append(Source(str(p), str(p.relative_to(ROOT)), "nvcc", "sm_100a"))
