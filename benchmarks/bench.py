@@ -3,9 +3,10 @@
     python benchmarks/bench.py [--runs 3] [--quick] [--out report.md]
 
 For every input it runs ``ptxas -arch=<the file's .target> FILE -o /dev/null`` and ``python -m tmemlint --format
-json FILE`` ``--runs`` times each, alternating, and records wall time and peak resident memory (``wait4``'s
-``ru_maxrss``) of each process; the table shows medians and the ratios tmemlint / ptxas.  Inputs: the Triton corpus of
-``../shared`` (sm_100a / sm_103a / sm_120a files), the largest nvcc fixture, the CuTe DSL files, and a template-heavy
+json FILE`` ``--runs`` times each, alternating, and records wall time and peak resident memory (see ``measure``: worker
+processes are counted); the table shows medians and the ratios tmemlint / ptxas.  Inputs: the Triton corpus of
+``../shared`` (sm_100a / sm_103a / sm_120a files), the largest nvcc fixture, the CuTe DSL files, the full-size nvcc
+kernels of ``fixtures/real/nvcc`` (with and without ``-lineinfo``; one has 7 kernels in 25,769 lines), and a template-heavy
 CUDA file (``benchmarks/kernels/template_gemms.cu``) compiled here with ``nvcc -arch=sm_100a -ptx -lineinfo`` into a
 temporary folder (about 520k lines, 136 kernels; ``--quick`` skips it).  A last row compares ``--jobs 1`` with
 ``--jobs 2`` over the whole Triton corpus.  Nothing here is a test: the machine is noisy, so the figures are medians.
@@ -88,6 +89,7 @@ def inputs(quick: bool, tmp: Path) -> list[tuple[str, Path]]:
     nv = sorted((ROOT / "fixtures" / "nvcc").glob("*.ptx"), key=lambda p: p.stat().st_size)
     if nv:
         out.append(("nvcc", nv[-1]))
+    out += [("nvcc real", p) for p in sorted((ROOT / "fixtures" / "real" / "nvcc").glob("*.ptx"))]
     if not quick and shutil.which("nvcc"):
         src = ROOT / "benchmarks" / "kernels" / "template_gemms.cu"
         ptx = tmp / "template_gemms.ptx"
