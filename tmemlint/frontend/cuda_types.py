@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
+from tmemlint.frontend.transformer import parse_int
+
 Node = object  # a tree_sitter.Node
 
 
@@ -332,14 +334,7 @@ def parse_number(text: str) -> tuple[int | float, CType] | None:
         suffix = t[-1] + suffix
         t = t[:-1]
     try:
-        if t[:2] in ("0x", "0X"):
-            v = int(t[2:], 16)
-        elif t[:2] in ("0b", "0B"):
-            v = int(t[2:], 2)
-        elif len(t) > 1 and t[0] == "0":
-            v = int(t, 8)
-        else:
-            v = int(t)
+        v = parse_int(t)  # the same radix prefixes as PTX: 0x, 0b, legacy octal
     except ValueError:
         return None
     s = suffix.lower()
