@@ -53,6 +53,15 @@ class ExitState:
     exit_inst: Instruction | None
 
 
+def _per_object(cache: dict, obj, make: Callable):
+    """``make()`` computed once per object ``obj`` (by identity; the entry keeps ``obj`` alive, so its ``id`` is
+    not reused while cached)."""
+    hit = cache.get(id(obj))
+    if hit is None or hit[0] is not obj:
+        hit = cache[id(obj)] = (obj, make())
+    return hit[1]
+
+
 class PropertySimulation:
     """Runs ``transfer`` over every feasible path of one warp class.
 
@@ -68,10 +77,9 @@ class PropertySimulation:
         ``transfer_facts``: ``transfer(prop, inst, facts)`` is called instead, and may return ``Branches``."""
         self.cfg = cfg
         self.va = va
+        # one oracle (and its memo) per class for every rule's simulation
         if oracle is None:
-            oracle = va.oracles.get(id(klass))
-            if oracle is None or oracle.klass is not klass:  # one oracle (and its memo) per class for every rule
-                oracle = va.oracles[id(klass)] = GuardOracle(va, klass)
+            oracle = _per_object(va.oracles, klass, lambda: GuardOracle(va, klass))
         self.oracle = oracle
         self.init_facts = init_facts
         self.transfer_facts = transfer_facts
@@ -86,13 +94,9 @@ class PropertySimulation:
         #: instructions that need full processing: guarded ones, exits, and those the property looks at;
         #: every other instruction only kills the facts that depend on its definitions (computed once per
         #: ``relevant`` for all the warp classes of a ``FunctionContext.simulate``)
-        known = va.interesting.get(id(relevant))
-        if known is None or known[0] is not relevant:
-            insts = cfg.function.instructions
-            known = va.interesting[id(relevant)] = (relevant, {
-                i.index for i in insts if i.guard is not None or i.op in ("ret", "exit", "trap")
-                or relevant is None or relevant(i)} | set(self._regval_defs))
-        self._interesting = known[1]
+        self._interesting = _per_object(va.interesting, relevant, lambda: {
+            i.index for i in cfg.function.instructions if i.guard is not None or i.op in ("ret", "exit", "trap")
+            or relevant is None or relevant(i)} | set(self._regval_defs))
 
     def _regval(self, facts: Facts, inst: Instruction, names: list[str]) -> Facts:
         """Record (or forget) the constant ``inst`` writes to each multiply-defined register in ``names``."""

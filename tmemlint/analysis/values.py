@@ -254,9 +254,9 @@ class ValueAnalysis:
         self.single_def: dict[str, int] = {}
         #: dependencies of guard predicate keys, filled by ``tmemlint.analysis.threads.GuardOracle``
         self.guard_deps: dict = {}
-        #: ``GuardOracle`` per warp class (by ``id``; the oracle keeps its class alive), shared by the simulations
+        #: ``GuardOracle`` per warp class, shared by the simulations (``paths._per_object``)
         self.oracles: dict = {}
-        #: ``PropertySimulation``'s instructions of interest per ``relevant`` predicate (by ``id``, kept alive)
+        #: ``PropertySimulation``'s instructions of interest per ``relevant`` predicate (``paths._per_object``)
         self.interesting: dict = {}
         #: the function's own parameters: an ``ld.param`` of another ``.param`` variable reads a call's return
         #: parameter (or an argument slot) declared in the body, never a kernel parameter (PTX ISA §5.1.6.2)
