@@ -37,7 +37,7 @@ class Unit:
 def units(text: str) -> list[Unit] | None:
     """The functions and sections of ``text`` in file order, or None when the text cannot be cut safely (unbalanced
     braces, an item that does not start on its own line, two items on one line, text after a closing brace on its
-    line)."""
+    line, a top-level brace group that is not a function, a section or an initializer)."""
     out: list[Unit] = []
     depth = 0
     open_at = -1
@@ -83,7 +83,8 @@ _INITIALIZER = re.compile(r"=\s*\Z")
 
 
 class _Uncuttable(Exception):
-    """The text has an item whose first line also holds something else: it cannot be cut at line starts."""
+    """The text cannot be cut at line starts: an item's first line also holds something else, or a top-level
+    brace group is neither a function, a section nor an initializer."""
 
 
 def _header(text: str, lo: int, brace: int) -> tuple[str, int] | None:
