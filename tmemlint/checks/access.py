@@ -264,36 +264,97 @@ def reachable_after(ctx, starts) -> set[int]:
       "a warp other than the allocating one reads the alloc slot with no barrier after the alloc")
 def slot_read_unsynchronized(ctx):
     """PTX ISA §9.7.16.7.1: alloc's write of the TMEM address to shared memory is a weak store; other threads
-    may read it only after synchronization (tcgen05.fence::before_thread_sync, a barrier, fence::after)."""
-    from tmemlint.analysis.sync import is_sync
+    may read it only after synchronization (tcgen05.fence::before_thread_sync, a barrier, fence::after).
 
+    A read by warp class ``kb`` is ordered when, for an alloc of that slot executed by class ``ka``,
+    ``ctx.sync.must_happen_before(alloc, ka, read, kb)``: ``ka`` arrives on a barrier instance after the alloc
+    and ``kb`` waits on it before the read (a ``__syncthreads``, CUTLASS's named ``bar.arrive``/``bar.sync`` pair in
+    sibling role branches, ThunderKittens' mbarrier).  A read whose value is never used as a TMEM operand is no
+    fault (nvcc may load the slot on a path that then does not touch TMEM)."""
     sites = ctx.sites
     if not sites.allocs:
         return
     slots = {sites.slot_of[a.index] for a in sites.allocs}
+    allocs_by: dict = {}  # slot -> [(alloc, class that executes it)]
     allocating = {}
     for run in ctx.lifecycle.runs:
         allocating[id(run.klass)] = {sites.slot_of[i] for i in run.executed if i in sites.slot_of}
+        for a in sites.allocs:
+            if a.index in run.executed:
+                allocs_by.setdefault(sites.slot_of[a.index], []).append((a, run.klass))
     va = ctx.values
-    hits: dict[int, str] = {}
-
-    def observe(klass, synced, inst, facts):
-        if synced or inst.op not in ("ld", "ldu") or not inst.operands or len(inst.operands) < 2:
-            return
-        a = va.value(inst, inst.operands[1])
-        if a is TOP or a not in slots or a in allocating.get(id(klass), ()):
-            return
-        hits.setdefault(inst.index, repr(klass))
-
-    after_alloc = reachable_after(ctx, sites.allocs)
-    ctx.simulate(lambda synced, inst: synced or (is_sync(inst) and inst.index in after_alloc), False, observe,
-                 relevant=lambda i: i.op in ("ld", "ldu") or is_sync(i))
     insts = ctx.function.instructions
+    reads = [i for i in insts if i.op in ("ld", "ldu") and len(i.operands) >= 2]
+    reads = [(i, va.value(i, i.operands[1])) for i in reads]
+    reads = [(i, slot) for i, slot in reads if slot is not TOP and slot in slots]
+    hits: dict[int, str] = {}
+    for klass in ctx.threads.classes:
+        for inst, slot in reads:
+            if inst.index in hits or slot in allocating.get(id(klass), ()) or not ctx.sync.executes(klass, inst):
+                continue
+            if not _flows_to_tmem_operand(ctx, inst):
+                continue
+            if not allocs_by.get(slot) or any(
+                    ctx.sync.must_happen_before(a, ka, inst, klass) is not False for a, ka in allocs_by[slot]):
+                continue
+            hits[inst.index] = repr(klass)
     for idx, who in sorted(hits.items()):
         allocs = sites.allocs_of_slot(va.value(insts[idx], insts[idx].operands[1]))
         ctx.report("TM205", insts[idx], f"{who} read the allocation slot with no barrier after the tcgen05.alloc "
                                         f"on some path: the TMEM address written by tcgen05.alloc in another warp may not "
                                         f"be visible yet", [(allocs[0], "tcgen05.alloc writes the slot here")])
+
+
+def _flows_to_tmem_operand(ctx, load) -> bool:
+    """Whether the value ``load`` defines reaches, through register definitions (reaching definitions, any
+    arithmetic or copy), a TMEM operand of a tcgen05 instruction, a store, or a call argument (where it may
+    become one)."""
+    from tmemlint.analysis.sync import tmem_operand_indices
+    from tmemlint.analysis.values import defined_regs
+
+    va = ctx.values
+    insts = ctx.function.instructions
+    users = _register_users(ctx)
+    work = [(load.index, r.name) for r in defined_regs(load)]
+    seen = set(work)
+    while work:
+        d, name = work.pop()
+        for u in users.get(name, ()):
+            inst = insts[u]
+            if d not in va._reaching(inst, name):
+                continue
+            if inst.op in ("st", "call", "atom", "red") or (
+                    inst.op == "tcgen05" and any(_names(inst.operands[k]) & {name}
+                                                 for k in tmem_operand_indices(inst))):
+                return True
+            for r in defined_regs(inst):
+                if (u, r.name) not in seen:
+                    seen.add((u, r.name))
+                    work.append((u, r.name))
+    return False
+
+
+def _register_users(ctx) -> dict[str, list[int]]:
+    """Register name → indices of the instructions that read it (cached on ``ctx``)."""
+    from tmemlint.analysis.values import used_regs
+
+    users = ctx.__dict__.get("_register_users")
+    if users is None:
+        users = {}
+        for inst in ctx.function.instructions:
+            for r in used_regs(inst):
+                users.setdefault(r.name, []).append(inst.index)
+        ctx.__dict__["_register_users"] = users
+    return users
+
+
+def _names(o) -> set[str]:
+    """Register names inside operand ``o``."""
+    from tmemlint.analysis.values import _regs_in
+
+    out: list = []
+    _regs_in(o, out)
+    return {r.name for r in out}
 
 
 _STORE_OPS = {"st", "atom", "red", "cp", "mbarrier", "stmatrix"}

@@ -6,6 +6,7 @@ from functools import cached_property
 
 from tmemlint.analysis.cfg import CFG, build_cfg
 from tmemlint.analysis.lifecycle import Lifecycle
+from tmemlint.analysis.order import SyncModel
 from tmemlint.analysis.paths import BudgetExceeded, PropertySimulation
 from tmemlint.analysis.regions import AddressSets
 from tmemlint.analysis.threads import ThreadModel, thread_model
@@ -56,6 +57,11 @@ class FunctionContext:
     @cached_property
     def lifecycle(self) -> Lifecycle:
         return Lifecycle(self)
+
+    @cached_property
+    def sync(self) -> SyncModel:
+        """Happens-before between warp classes through barrier instances (``tmemlint.analysis.order``)."""
+        return SyncModel(self)
 
     @cached_property
     def touches_tmem(self) -> bool:

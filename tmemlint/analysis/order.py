@@ -1,0 +1,253 @@
+"""Happens-before between warp classes through barrier instances.
+
+One model of synchronization for every rule that asks "is ``b`` (run by the warps of class ``kb``) ordered after
+``a`` (run by class ``ka``)?".  A barrier *instance* is named by a ``BarrierKey``:
+
+* a CTA barrier (``bar``/``barrier`` ``.sync``/``.arrive``/``.red``) by its id (PTX ISA §9.7.13.1; ``bar.sync 0``
+  is ``__syncthreads``);
+* an mbarrier by its shared-memory address (§9.7.13.15): ``mbarrier.arrive*`` and ``tcgen05.commit`` (which arrives
+  when the thread's earlier asynchronous tcgen05 operations complete, §9.7.16.8.4) arrive, ``mbarrier.try_wait`` /
+  ``test_wait`` wait;
+* the cluster barrier (§9.7.13.4): ``barrier.cluster.arrive`` / ``.wait``.
+
+``a`` happens before ``b`` when some instance ``X`` is *released* by ``ka`` after ``a`` on every feasible path of
+``ka`` from ``a`` to its exit (it arrives on ``X``, or joins a ``bar.sync`` on ``X``), and ``kb`` *waits* on ``X`` on
+every feasible path from the kernel's entry to ``b``: the phase ``kb`` waited for needs ``ka``'s arrival, which comes
+after ``a``.  Paths are those of the warp class (``PropertySimulation``: branches on the warp index are decided, and
+correlated branches are taken the same way), so a role's ``bar.arrive`` in its own branch and the readers'
+``bar.sync`` in a sibling branch order the two roles, while a ``bar.sync 1, 160`` that the first class never joins,
+or a wait under ``if (blockIdx.y & 1)``, orders nothing.
+
+Limits: phases are not counted.  A class that arrives on ``X`` both before and after ``a`` (in a loop) is taken to
+order ``a`` before every wait of ``kb`` on ``X``; an mbarrier whose address is not known matches any mbarrier; a
+barrier id in a register that is not constant matches any barrier id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from tmemlint.analysis.lifecycle import consistent_choice_facts
+from tmemlint.analysis.threads import is_lane_fact
+from tmemlint.analysis.values import TOP
+from tmemlint.ir import Address, Instruction
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tmemlint.analysis.threads import WarpClass
+
+
+@dataclass(frozen=True, slots=True)
+class BarrierKey:
+    """A barrier instance: ``kind`` is ``"bar"`` (``ident``: the barrier id, None when not constant), ``"mbar"``
+    (``ident``: ``(variable, byte offset)``, the offset None when unknown; ``ident`` None when the address is not
+    known) or ``"cluster"``."""
+
+    kind: str
+    ident: object = None
+
+    def may_alias(self, other: "BarrierKey") -> bool:
+        """Whether the two keys can name the same barrier instance."""
+        if self.kind != other.kind:
+            return False
+        a, b = self.ident, other.ident
+        if a is None or b is None or a == b:
+            return True
+        if self.kind == "mbar":
+            return a[0] == b[0] and (a[1] is None or b[1] is None)
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class SyncSite:
+    """What one instruction does to a barrier instance: ``arrives`` (releases: the thread's earlier work is visible
+    to whoever waits for the phase) and/or ``waits`` (acquires: the thread goes on only once the phase completed)."""
+
+    key: BarrierKey
+    arrives: bool
+    waits: bool
+
+
+def _mbar_key(values, inst: Instruction) -> BarrierKey:
+    addr = next((o for o in inst.operands if type(o) is Address), None)
+    v = values.value(inst, addr) if addr is not None else TOP
+    if v is not TOP and v[0] == "sym":
+        return BarrierKey("mbar", (v[1], v[2]))
+    if v is not TOP and v[0] == "symx":
+        return BarrierKey("mbar", (v[1], None))
+    return BarrierKey("mbar", None)
+
+
+def sync_site(values, inst: Instruction) -> SyncSite | None:
+    """The barrier effect of ``inst`` (PTX ISA §9.7.13.1, §9.7.13.4, §9.7.13.15, §9.7.16.8.4), or None."""
+    op, parts = inst.op, inst.parts
+    if op in ("bar", "barrier"):
+        if len(parts) > 1 and parts[1] == "cluster":
+            return SyncSite(BarrierKey("cluster"), "arrive" in parts, "wait" in parts)
+        if len(parts) > 1 and parts[1] == "warp":
+            return None  # bar.warp.sync: one warp
+        ident = None
+        if inst.operands:
+            v = values.value(inst, inst.operands[0])
+            ident = v[1] if v is not TOP and v[0] == "c" else None
+        arrive_only = "arrive" in parts
+        return SyncSite(BarrierKey("bar", ident), True, not arrive_only)
+    if op == "mbarrier" and len(parts) > 1:
+        if parts[1].startswith("arrive"):
+            return SyncSite(_mbar_key(values, inst), True, False)
+        if parts[1] in ("try_wait", "test_wait"):
+            return SyncSite(_mbar_key(values, inst), False, True)
+        return None
+    if inst.family == "tcgen05.commit" or (op == "cp" and "mbarrier" in parts and "arrive" in parts):
+        return SyncSite(_mbar_key(values, inst), True, False)
+    return None
+
+
+#: Barrier phases counted exactly below this many; this many or more (a loop) is "many".
+MANY = 4
+
+#: Branch-fact sets kept per instruction before they are taken as unknown.
+_MAX_FACT_SETS = 32
+
+#: Opcodes whose instructions are observed by the simulations (the instructions rules ask about).
+_OBSERVED = {"ld", "ldu", "st", "tcgen05", "bar", "barrier", "mbarrier", "call", "ret", "exit", "atom", "red", "cp"}
+
+
+@dataclass(slots=True)
+class _Counts:
+    """For one warp class and one barrier key, per observed instruction index: the fewest waits on the key on any
+    feasible path reaching it, and the most arrivals on any path (both capped at ``MANY``)."""
+
+    waits: dict[int, int]
+    arrivals: dict[int, int]
+
+
+class SyncModel:
+    """Happens-before of one function (see the module docstring), computed on demand per warp class and cached.
+
+    ``ctx`` is a ``FunctionContext`` (its ``values`` and ``simulate``)."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self._sites: dict[int, SyncSite | None] = {}
+        self._executed: dict[int, tuple] = {}
+        self._counts: dict[tuple, tuple] = {}
+        self._releases: dict[tuple, tuple] = {}
+
+    def site(self, inst: Instruction) -> SyncSite | None:
+        """``sync_site`` of ``inst``, memoised."""
+        idx = inst.index
+        if idx not in self._sites:
+            self._sites[idx] = sync_site(self.ctx.values, inst)
+        return self._sites[idx]
+
+    def _relevant(self, inst: Instruction) -> bool:
+        return inst.op in _OBSERVED
+
+    def _count(self, klass: "WarpClass", key: BarrierKey) -> _Counts:
+        """Simulate ``klass`` counting its arrivals on and waits for instances that may be ``key``."""
+        hit = self._counts.get((id(klass), key))
+        if hit is not None and hit[0] is klass:
+            return hit[1]
+        waits: dict[int, int] = {}
+        arrivals: dict[int, int] = {}
+
+        def transfer(prop, inst):
+            s = self.site(inst)
+            if s is None or not s.key.may_alias(key):
+                return prop
+            arr, wai = prop
+            return (min(arr + 1, MANY) if s.arrives else arr, min(wai + 1, MANY) if s.waits else wai)
+
+        def observe(_k, prop, inst, _facts):
+            i = inst.index
+            waits[i] = min(waits.get(i, MANY), prop[1])
+            arrivals[i] = max(arrivals.get(i, 0), prop[0])
+
+        self.ctx.simulate(transfer, (0, 0), observe, classes=[klass], relevant=self._relevant)
+        c = _Counts(waits, arrivals)
+        self._counts[(id(klass), key)] = (klass, c)
+        return c
+
+    def _reaching_facts(self, klass: "WarpClass") -> dict[int, set | None]:
+        """Observed instruction index → the branch-fact sets of the states of ``klass`` that reach it (None: more
+        than ``_MAX_FACT_SETS`` of them, taken as unknown)."""
+        hit = self._executed.get(id(klass))
+        if hit is None or hit[0] is not klass:
+            seen: dict[int, set | None] = {}
+
+            def observe(_k, _p, inst, facts):
+                got = seen.setdefault(inst.index, set())
+                if got is not None:
+                    got.add(facts)
+                    if len(got) > _MAX_FACT_SETS:
+                        seen[inst.index] = None
+
+            self.ctx.simulate(lambda p, i: p, None, observe, classes=[klass], relevant=self._relevant)
+            hit = self._executed[id(klass)] = (klass, seen)
+        return hit[1]
+
+    def executes(self, klass: "WarpClass", inst: Instruction) -> bool:
+        """Whether ``klass`` may execute ``inst`` (an instruction of an observed opcode) on some feasible path."""
+        return inst.index in self._reaching_facts(klass)
+
+    def releases_after(self, klass: "WarpClass", anchors: tuple[Instruction, ...]) -> dict[int, list]:
+        """For each anchor instruction (by index) that ``klass`` may execute: ``[(keys, facts)]``, one entry per
+        CTA-uniform set of branch facts of the class's paths through the anchor to an exit: the keys some lane of
+        the warp arrives on after the anchor's latest execution."""
+        cache_key = (id(klass), tuple(a.index for a in anchors))
+        hit = self._releases.get(cache_key)
+        if hit is not None and hit[0] is klass:
+            return hit[1]
+        idx = {a.index for a in anchors}
+
+        def transfer(prop, inst):
+            s = self.site(inst)
+            if s is not None and s.arrives and prop:
+                prop = frozenset((a, ks | {s.key}) for a, ks in prop)
+            if inst.index in idx:
+                prop = frozenset(p for p in prop if p[0] != inst.index) | {(inst.index, frozenset())}
+            return prop
+
+        # one entry per CTA-uniform path: exit states that differ only in thread-predicate facts are lanes of one
+        # warp (an mbarrier arrive by lane 0 alone is the warp's arrival), so their keys are united
+        merged: dict[int, dict[frozenset, frozenset]] = {}
+        for _k, exits in self.ctx.simulate(transfer, frozenset(), classes=[klass], relevant=self._relevant):
+            for ex in exits:
+                uniform = frozenset(f for f in ex.facts if not is_lane_fact(f[0]))
+                for a, ks in ex.prop:
+                    per = merged.setdefault(a, {})
+                    per[uniform] = per.get(uniform, frozenset()) | ks
+        out = {a: [(ks, facts) for facts, ks in per.items()] for a, per in merged.items()}
+        self._releases[cache_key] = (klass, out)
+        return out
+
+    def must_happen_before(self, a: Instruction, ka: "WarpClass", b: Instruction, kb: "WarpClass") -> bool | None:
+        """Whether every execution of ``b`` by ``kb`` is ordered after ``a``'s execution by ``ka``; None when it
+        cannot be decided (no path of ``ka`` through ``a`` reaches an exit the analysis follows: an unresolved
+        ``brx.idx``, a loop with no exit).
+
+        For every path of ``kb`` reaching ``b`` and every path of ``ka`` through ``a`` whose CTA-uniform branch
+        facts agree with it (a CTA that returns early returns in every warp), ``ka`` arrives on some instance
+        ``X`` after ``a`` (its ``n+1``-th arrival, ``n`` = its most arrivals on ``X`` before ``a``) and ``kb`` has
+        completed at least ``n+1`` waits on ``X`` before ``b`` on every path, so the phase it waited for includes
+        that arrival.  Counts of ``MANY`` or more (loops) are not compared: a wait then orders (a documented
+        limit)."""
+        paths_a = self.releases_after(ka, (a,)).get(a.index)
+        if not paths_a:
+            return None
+        facts_b = self._reaching_facts(kb).get(b.index)
+        ordered_by: dict[BarrierKey, bool] = {}
+
+        def orders(x: BarrierKey) -> bool:
+            if x not in ordered_by:
+                n = self._count(ka, x).arrivals.get(a.index, 0)
+                m = self._count(kb, x).waits.get(b.index, 0)
+                ordered_by[x] = m > 0 and (n >= MANY or m >= MANY or n + 1 <= m)
+            return ordered_by[x]
+
+        for fb in (facts_b if facts_b else (frozenset(),)):
+            for keys, fa in paths_a:
+                if consistent_choice_facts([fa, fb]) and not any(orders(x) for x in keys):
+                    return False
+        return True
