@@ -148,6 +148,10 @@ def check(
                                                            "-ptx -lineinfo) instead of reading them directly."),
     nvcc_arg: Optional[List[str]] = typer.Option(None, "--nvcc-arg", help="Extra nvcc argument for --compile "
                                                                           "(repeatable: --nvcc-arg=-I/path)."),
+    include_dir: Optional[List[str]] = typer.Option(None, "--include-dir", "-I", help="Folder searched for quoted "
+                                                    "#include of CUDA sources (and -I for nvcc with --compile)."),
+    build_path: Optional[str] = typer.Option(None, "--build-path", "-p", help="Folder with compile_commands.json "
+                                             "(CMake, Bear): each CUDA file's -I, -D and nvcc flags from it."),
 ):
     """Check PTX files and CUDA sources (.cu, .cuh) for TMEM faults."""
     paths = list(paths or [])
@@ -164,12 +168,12 @@ def check(
             ignore=split_selectors(ignore), fail_on=fail_on.value if fail_on else None, ctas_per_sm=ctas_per_sm,
             exclude=list(exclude or [])))
         files, missing = expand_paths([p for p in paths if p != "-"], excluded=settings.excluded)
-        tasks = [(f, f, _source_options(settings.options_for(f), define, compile_, nvcc_arg)) for f in files]
+        tasks = [(f, f, _source_options(settings.options_for(f), define, compile_, nvcc_arg, include_dir, build_path, f)) for f in files]
         stdin_task = None
         if "-" in paths:
             display = stdin_filename or STDIN_DISPLAY
             stdin_task = (display, _source_options(settings.options_for(stdin_filename or os.path.join(
-                os.getcwd(), "-")), define, compile_, nvcc_arg))
+                os.getcwd(), "-")), define, compile_, nvcc_arg, include_dir, build_path, stdin_filename))
     except ConfigError as e:
         _fail(str(e))
 
@@ -236,14 +240,20 @@ def check(
 
 
 def _source_options(options: Options, define: list[str] | None, compile_: bool,
-                    nvcc_arg: list[str] | None) -> Options:
-    """``options`` with the CUDA-source settings of the command line (``-D``, ``--compile``, ``--nvcc-arg``)."""
-    for d in define or ():
+                    nvcc_arg: list[str] | None, include_dir: list[str] | None = None, build_path: str | None = None,
+                    path: str | None = None) -> Options:
+    """``options`` with the CUDA-source settings of the command line (``-D``, ``--compile``, ``--nvcc-arg``,
+    ``-I``, and ``-p``: the flags of ``path`` in ``compile_commands.json``, ``tmemlint.compdb``)."""
+    from tmemlint.compdb import flags_for
+
+    db = flags_for(build_path, path) if build_path and path else None
+    for d in (db.defines if db else []) + list(define or ()):
         name, eq, value = d.partition("=")
         if name.strip():
             options.defines[name.strip()] = value if eq else "1"
     options.compile = compile_
-    options.nvcc_args = tuple(nvcc_arg or ())
+    options.nvcc_args = (tuple(db.nvcc_args) if db else ()) + tuple(nvcc_arg or ())
+    options.include_dirs = tuple(include_dir or ()) + (tuple(db.include_dirs) if db else ()) + options.include_dirs
     return options
 
 

@@ -10,6 +10,12 @@ nvcc is found on ``PATH``, else as ``$CUDA_HOME/bin/nvcc`` (or ``$CUDA_PATH``). 
 temporaries included (``TMPDIR``), goes to one temporary folder that is removed afterwards.  A finding's PTX line
 is mapped to the ``.loc`` of the instruction on that line: the ``.cu`` file, line and column; the call sites of
 inlined functions (``inlined_at``) become related locations.
+
+Paths are shown relative to the current folder (a file outside it keeps its absolute path; nvcc's temporary
+copy of standard input is shown as the input's name).  A finding whose instruction comes from a library header
+(the CUDA toolkit's, CuTe's, CUTLASS's: any file outside the current folder and the source's folder) is moved to
+the nearest inlined call site in the user's files, with the header place as a related location.  The include
+folders of the options (``-I``, ``include-dirs``, ``-p``) are passed to nvcc as absolute ``-I``.
 """
 
 from __future__ import annotations
@@ -71,7 +77,7 @@ def compile_to_ptx(text: str, path: str, nvcc_args=(), defines: dict[str, str] |
     nvcc = find_nvcc()
     if nvcc is None:
         raise CompileError("--compile needs nvcc: it is not on PATH and CUDA_HOME/bin has none")
-    with tempfile.TemporaryDirectory(prefix="tmemlint-nvcc-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=_TMP_PREFIX) as tmp:
         if os.path.isfile(path):
             folder, name = os.path.split(os.path.abspath(path))
         else:
@@ -117,6 +123,7 @@ class _SourceMapper:
         self.real = os.path.realpath(path)
         self.folder = os.path.dirname(path)
         self.by_line: dict[int, Instruction] = {}
+        self._lines: dict[str, list[str] | None] = {}
         self.first_of_fn: dict[str, Instruction] = {}
         for fn in module.functions:
             for inst in fn.instructions:
@@ -126,10 +133,42 @@ class _SourceMapper:
                 self.first_of_fn.setdefault(fn.name, inst)
 
     def file(self, name: str) -> str:
+        """A ``.file`` name as shown: the source's own path, else relative to the current folder when inside it."""
         if not os.path.isabs(name):
             cand = os.path.join(self.folder, name)
             return self.path if os.path.realpath(cand) == self.real else os.path.normpath(cand)
-        return self.path if os.path.realpath(name) == self.real else name
+        if os.path.realpath(name) == self.real or (os.path.basename(os.path.dirname(name)).startswith(_TMP_PREFIX)
+                                                   and os.path.basename(name) == os.path.basename(self.path)):
+            return self.path
+        return _relative(name)
+
+    def lines(self, shown: str) -> list[str] | None:
+        """The lines of a user's header (to place an asm instruction where its text starts), None if unreadable."""
+        if shown not in self._lines:
+            try:
+                with open(shown, encoding="utf-8", errors="replace") as fh:
+                    self._lines[shown] = fh.read().split("\n")
+            except OSError:
+                self._lines[shown] = None
+        return self._lines[shown]
+
+    def is_library(self, name: str) -> bool:
+        """Whether ``.file`` ``name`` is a library header: outside the current folder and the source's folder."""
+        if not os.path.isabs(name):
+            return False
+        real = os.path.realpath(name)
+        here = (os.path.realpath(os.getcwd()), os.path.dirname(self.real))
+        return not any(real == h or real.startswith(h.rstrip(os.sep) + os.sep) for h in here)
+
+    def user_frame(self, src: SourcePos) -> tuple[SourcePos, SourcePos | None]:
+        """``(the frame to report, the library place it stands for or None)``: the nearest inlined call site of
+        ``src`` in the user's files when ``src`` is in a library header."""
+        if not self.is_library(src.file):
+            return src, None
+        for k, site in enumerate(src.inlined_at):
+            if not self.is_library(site.file):
+                return SourcePos(site.file, site.line, site.column, src.inlined_at[k + 1:]), src
+        return src, None
 
     def src(self, line: int, function: str | None) -> SourcePos | None:
         inst = self.by_line.get(line)
@@ -146,11 +185,16 @@ def map_findings(findings: list[Finding], module: Module, path: str) -> list[Fin
     seen = set()
     for f in findings:
         src = m.src(f.line, f.function)
+        lib = None
+        if src is not None:
+            src, lib = m.user_frame(src)
         if src is None:
             where = (path, 1, 1)
         else:
             where = (m.file(src.file), src.line, max(src.column, 1))
         related = []
+        if lib is not None:
+            related.append(Related(m.file(lib.file), lib.line, max(lib.column, 1), "in this library header"))
         for r in f.related:
             rs = m.src(r.line, None)
             if rs is not None:
@@ -170,6 +214,16 @@ def map_findings(findings: list[Finding], module: Module, path: str) -> list[Fin
 
 
 _LINE_REF = re.compile(r"\bline (\d+)\b")
+_TMP_PREFIX = "tmemlint-nvcc-"
+
+
+def _relative(path: str) -> str:
+    """``path`` relative to the current folder when it is inside it, else as given."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
 
 
 def _source_line(mo: re.Match, m: _SourceMapper, shown: str) -> str:
@@ -186,7 +240,8 @@ def lint_compiled(text: str, path: str, options) -> list[Finding]:
     Raises CompileError when nvcc cannot be run or rejects the file."""
     from tmemlint.engine import _finding, lint_module
 
-    ptx = compile_to_ptx(text, path, options.nvcc_args, options.defines)
+    includes = tuple(f"-I{os.path.abspath(d)}" for d in getattr(options, "include_dirs", ()))
+    ptx = compile_to_ptx(text, path, tuple(options.nvcc_args) + includes, options.defines)
     shown = f"{path} (nvcc PTX)"
     try:
         module = parse_text(ptx, shown)

@@ -14,6 +14,7 @@ Keys (unknown keys and unknown rule codes are errors that name the file and the 
     fail-on = "warning"                  # error | warning | info | never
     ctas-per-sm = 2                      # CTAs resident per SM, for the column budget (int >= 1)
     exclude = ["build", "third_party/**"]
+    include-dirs = ["include"]           # folders for quoted #include in source mode (relative to this file)
     [tool.tmemlint.severity]             # ([severity] in tmemlint.toml)
     TM301 = "error"                      # error | warning | info
     [tool.tmemlint.per-file-ignores]
@@ -39,7 +40,8 @@ from typing import Any, Iterable, Sequence
 from tmemlint.checks.registry import RULES, load_all, resolve_prefix
 from tmemlint.engine import Options
 
-KEYS = ("select", "extend-select", "ignore", "severity", "per-file-ignores", "fail-on", "ctas-per-sm", "exclude")
+KEYS = ("select", "extend-select", "ignore", "severity", "per-file-ignores", "fail-on", "ctas-per-sm", "exclude",
+        "include-dirs")
 SEVERITIES = ("error", "warning", "info")
 FAIL_ON = ("error", "warning", "info", "never")
 
@@ -65,6 +67,7 @@ class Config:
     fail_on: str | None = None
     ctas_per_sm: int | None = None
     exclude: tuple[str, ...] = ()
+    include_dirs: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -236,6 +239,12 @@ def parse_config(table: dict, source: Path, prefix: str = "") -> Config:
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise ConfigError(f"{where('ctas-per-sm')}: must be an integer >= 1 (got {v!r})")
         kw["ctas_per_sm"] = v
+    if "include-dirs" in table:
+        v = table["include-dirs"]
+        if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
+            raise ConfigError(f"{where('include-dirs')}: must be a list of folder names (got {v!r})")
+        base = Path(source).parent if source is not None else Path(".")
+        kw["include_dirs"] = tuple(os.path.normpath(os.path.join(base, x)) for x in v)
     if "exclude" in table:
         kw["exclude"] = _globs(table["exclude"], where("exclude"))
     return Config(source, source.parent, **kw)
@@ -363,7 +372,7 @@ class Settings:
         fail_on = o.fail_on or (cfg.fail_on if cfg else None) or "error"
         ctas = o.ctas_per_sm if o.ctas_per_sm is not None else (cfg.ctas_per_sm if cfg else None)
         return Options(None if codes is None else set(codes), severity=dict(cfg.severity) if cfg else {},
-                       fail_on=fail_on, ctas_per_sm=ctas)
+                       fail_on=fail_on, ctas_per_sm=ctas, include_dirs=cfg.include_dirs if cfg else ())
 
 
 def split_selectors(values: Iterable[str] | None) -> list[str]:

@@ -56,6 +56,8 @@ class Options:
     defines: dict[str, str] = field(default_factory=dict)
     compile: bool = False
     nvcc_args: tuple[str, ...] = ()
+    #: Folders searched for quoted includes (``-I``, ``include-dirs``), after the including file's folder.
+    include_dirs: tuple[str, ...] = ()
     #: Processes one large PTX file may be split over (``SPLIT_MIN_LINES``); the CLI sets it for a run over a
     #: single file, where ``--jobs`` has no other files to share out.
     jobs: int = 1
@@ -262,13 +264,13 @@ def lint_source(text: str, path: str, options: Options | None = None) -> list[Fi
         from tmemlint.compile import lint_compiled
 
         return lint_compiled(text, path, options)
-    if "tcgen05" not in text:
-        return []  # nothing here touches Tensor Memory (helpers in other files are not read)
+    if "tcgen05" not in text and "#include" not in text:
+        return []  # nothing here touches Tensor Memory (the frontend decides for files with includes)
     from tmemlint.frontend.cuda import diagnostic_findings, parse_cuda, with_inline_context
 
-    unit = parse_cuda(text, path, options.defines)
+    unit = parse_cuda(text, path, options.defines, options.include_dirs)
     found = diagnostic_findings(unit, path, options.wants) + lint_module(unit.module, path, options)
-    return with_inline_context(found, unit.module)
+    return with_inline_context(found, unit)
 
 
 def source_linter() -> Callable | None:

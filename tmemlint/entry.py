@@ -77,7 +77,8 @@ def cache_key(args: list[str]) -> str | None:
     """The cache key of a ``check`` run with ``args``, or None when the run is not cacheable (a folder or a glob,
     an argument that is not a readable regular file where a path is expected, stdin, or an option that writes or
     reads elsewhere)."""
-    if any(a in _UNCACHEABLE or a.startswith("--write-baseline") or a.startswith("--compile") for a in args):
+    if any(a in _UNCACHEABLE or a.startswith(("--write-baseline", "--compile", "--build-path", "-p"))
+           for a in args):
         return None
     h = hashlib.sha256()
     h.update(f"tmemlint {__version__}\0{_code_stamp()}\0{os.getcwd()}\0".encode())
@@ -100,6 +101,8 @@ def cache_key(args: list[str]) -> str | None:
             data = p.read_bytes()
         except OSError:
             return None
+        if b'#include "' in data and not a.endswith(".ptx"):
+            return None  # a CUDA file with quoted includes: its headers are inputs too, and may change alone
         h.update(b"\0F" + a.encode() + b"\0" + hashlib.sha256(data).digest())
         configs.update(_configs_for(p))
         files += 1

@@ -14,11 +14,22 @@ and the region is recorded in ``Preprocessed.regions`` so that the caller can sa
 An ``#ifndef X`` followed by ``#define X`` (an include guard) is always taken.  ``#pragma unroll N`` (and
 ``_Pragma("unroll N")``) becomes the attribute ``[[tmemlint::unroll(N)]]`` on the next statement; other pragmas
 are dropped.
+
+Quoted includes (``#include "x.cuh"``) are read as nvcc reads them: relative to the including file, then in each
+include folder (``-I``), recursively (include guards work as they do in the compiler; ``#pragma once`` is kept).
+Their text enters the output at the ``#include`` (so tree-sitter sees one translation unit), and their characters
+map to *virtual* offsets: the input of the map is the main file followed by each header read, one after the other,
+each starting on a fresh line (``Preprocessed.files`` says which virtual lines are which file's).  The main file
+keeps its own lines and offsets.  When neither has it, ``include/`` beside the main file or up to three folders above it (the
+usual project layout, built with ``-Iinclude``) is tried.  Angle includes (``<cuda.h>``, ``<cute/tensor.hpp>``) are not read; the macros
+of the toolkit and of the libraries that matter are predefined.  A quoted include that cannot be found is recorded
+in ``Preprocessed.missing`` (the caller says so, TM901) and makes the names it could define undecidable.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import re
 from array import array
 from bisect import bisect_right
@@ -68,6 +79,13 @@ PREDEFINED = {
     "CUTLASS_PRAGMA_NO_UNROLL": '_Pragma("unroll 1")',
     "CUTE_UNROLL": '_Pragma("unroll")',
     "CUTE_NO_UNROLL": '_Pragma("unroll 1")',
+    "CUTE_INLINE_CONSTANT": "static constexpr",
+    "CUTE_STATIC_ASSERT(...)": "",
+    "CUTE_STATIC_V(x)": "x",
+    "CUTLASS_ASSERT(x)": "",
+    "CUTE_RUNTIME_ASSERT(x)": "",
+    "CUTLASS_ARCH_MMA_SM100_ENABLED": "1",
+    "CUTE_ARCH_TCGEN05_TMEM_ENABLED": "1",
 }
 #: Names that are known not to be defined in nvcc's device pass on Linux.
 KNOWN_UNDEFINED = frozenset({
@@ -79,6 +97,17 @@ _ASM_KEYWORDS = {"asm", "__asm__", "__asm"}
 _ASM_QUALIFIERS = {"volatile", "__volatile__", "__volatile", "inline", "goto"}
 #: Put in place of a name in an asm template that no #define of the file gives (read back by cuda_asm).
 UNKNOWN_MACRO_MARK = "@@tmemlint-unknown-macro:"
+#: C++ alternative tokens (``#if defined(A) and not defined(B)``).
+_ALT_TOKENS = {"and": "&&", "or": "||", "not": "!", "bitand": "&", "bitor": "|", "xor": "^", "compl": "~",
+               "not_eq": "!="}
+#: Nesting of quoted includes followed (a header that includes itself without a guard stops here), and the
+#: characters read of one header.
+MAX_INCLUDE_DEPTH = 64
+MAX_HEADER_CHARS = 4 * 1024 * 1024
+#: A quoted include found neither beside the including file nor in an include folder is looked for in the
+#: ``include/`` folder beside the main file and in this many folders above it (the project layout of CMake
+#: builds with ``-Iinclude``).
+INCLUDE_FOLDER_LEVELS = 3
 _NULL_DIRECTIVES = {"error", "warning", "line", "ident", "sccs", "assert", "unassert", "import", "include_next"}
 
 
@@ -151,14 +180,46 @@ class SourceMap:
 
 
 @dataclass(slots=True)
+class SourceFile:
+    """One file of the translation unit: ``path`` as findings show it, ``first_line`` its first virtual line (1
+    for the main file), ``lines`` its number of lines, ``text`` its contents (newlines normalised)."""
+
+    path: str
+    first_line: int
+    lines: int
+    text: str
+
+
+@dataclass(slots=True)
+class MissingInclude:
+    """A quoted ``#include`` that was found nowhere: the name as written, the virtual line of the directive, and
+    the folders searched (in order)."""
+
+    name: str
+    line: int
+    searched: tuple[str, ...]
+
+
+@dataclass(slots=True)
 class Preprocessed:
     """The result of ``preprocess``: ``text`` for tree-sitter (``map.data`` is it in UTF-8), the map back to the
-    input, the undecidable regions, and the macros defined at the end of the file."""
+    input (virtual offsets: see the module docstring), the undecidable regions, the macros defined at the end of
+    the translation unit, the files read (``files[0]`` is the main file) and the quoted includes not found."""
 
     text: str
     map: SourceMap
     regions: list[Region] = field(default_factory=list)
     macros: dict[str, Macro] = field(default_factory=dict)
+    files: list[SourceFile] = field(default_factory=list)
+    missing: list[MissingInclude] = field(default_factory=list)
+    angle: list[str] = field(default_factory=list)
+
+    def locate(self, line: int) -> tuple[str, int]:
+        """``(path, line)`` of virtual line ``line``."""
+        for f in reversed(self.files):
+            if line >= f.first_line:
+                return f.path, line - f.first_line + 1
+        return self.files[0].path if self.files else "", line
 
 
 def tokenize(text: str) -> list[tuple[str, str, int]]:
@@ -234,8 +295,17 @@ UNKNOWN = _Unknown()
 class Preprocessor:
     """Runs the directives of one file.  Use ``preprocess``."""
 
-    def __init__(self, text: str, defines: dict[str, str] | None = None):
+    def __init__(self, text: str, defines: dict[str, str] | None = None, path: str = "",
+                 include_dirs: tuple[str, ...] = ()):
         self.src = text
+        self.files = [SourceFile(path, 1, text.count("\n") + (0 if text.endswith("\n") else 1), text)]
+        self.include_dirs = tuple(include_dirs)
+        self.missing: list[MissingInclude] = []
+        self.angle: list[str] = []  # angle includes, as written between < and >
+        self._read: dict[str, int] = {}  # real path → its virtual offset (a file read twice maps to one place)
+        self._once: set[str] = set()
+        self._where: list[tuple[str, str]] = [(path, os.path.realpath(path) if path else "")]  # (shown, real)
+        self._depth = 0
         self.macros: dict[str, Macro] = dict(_predefined())
         self.from_options: set[str] = set()
         for name, value in (defines or {}).items():
@@ -264,7 +334,13 @@ class Preprocessor:
 
     # ---- main loop --------------------------------------------------------------------------------------------
     def run(self) -> Preprocessed:
-        toks = tokenize(self.src)
+        self._run_tokens(tokenize(self.src))
+        out = "".join(self.out)
+        return Preprocessed(out, SourceMap(self.src, out, self.segs), self.regions, self.macros, self.files,
+                            self.missing, self.angle)
+
+    def _run_tokens(self, toks: list) -> None:
+        """Run the lines of one file (tokens with virtual offsets), with its own conditional stack."""
         lines = _logical_lines(toks)
         stack: list[dict] = []  # {"active": bool, "taken": bool, "parent": bool, "undecidable": bool, ...}
         block: list = []
@@ -286,9 +362,76 @@ class Preprocessor:
         self._flush(block)
         for s in stack:  # unterminated #if: whatever was recorded stays
             if s.get("undecidable"):
-                self._close_region(s, len(self.src))
-        out = "".join(self.out)
-        return Preprocessed(out, SourceMap(self.src, out, self.segs), self.regions, self.macros)
+                end = toks[-1][2] + len(toks[-1][1]) if toks else len(self.src)
+                self._close_region(s, end)
+
+    # ---- quoted includes ----------------------------------------------------------------------------------------
+    def _find(self, name: str) -> tuple[str, str] | None:
+        """``(shown path, real path)`` of quoted include ``name``: next to the including file, then in each
+        include folder."""
+        shown_dir = os.path.dirname(self._where[-1][0])
+        real_dir = os.path.dirname(self._where[-1][1]) if self._where[-1][1] else ""
+        cands = [(os.path.join(shown_dir, name), os.path.join(real_dir, name) if real_dir else name)]
+        cands += [(os.path.join(d, name), os.path.join(d, name)) for d in self.include_dirs]
+        # last, the layout of CMake projects built with -Iinclude: include/ beside the main file or above it
+        main_shown, main_real = self._where[0]
+        sd, rd = os.path.dirname(main_shown), os.path.dirname(main_real)
+        for _up in range(INCLUDE_FOLDER_LEVELS):
+            cands.append((os.path.join(sd, "include", name), os.path.join(rd, "include", name)))
+            if not rd or os.path.dirname(rd) == rd:
+                break
+            sd, rd = os.path.join(sd, ".."), os.path.dirname(rd)
+        if os.path.isabs(name):
+            cands = [(name, name)]
+        for shown, real in cands:
+            if os.path.isfile(real):
+                return _shown(shown), os.path.realpath(real)
+        return None
+
+    def _include(self, name: str, start: int) -> None:
+        """Read quoted include ``name`` (directive at virtual offset ``start``) into the output."""
+        got = self._find(name)
+        if got is None:
+            self.quoted_includes = True
+            dirs = [os.path.dirname(self._where[-1][0]) or "."] + list(self.include_dirs)
+            self.missing.append(MissingInclude(name, self._line_of(start), tuple(dirs)))
+            return
+        shown, real = got
+        if real in self._once or self._depth >= MAX_INCLUDE_DEPTH:
+            return
+        base = self._read.get(real)
+        if base is None:
+            try:
+                with open(real, encoding="utf-8", errors="replace") as fh:
+                    text = fh.read(MAX_HEADER_CHARS + 1)
+            except OSError:
+                self.quoted_includes = True
+                self.missing.append(MissingInclude(name, self._line_of(start), (shown,)))
+                return
+            text = text[:MAX_HEADER_CHARS].replace("\r\n", "\n").replace("\r", "\n")
+            if not self.src.endswith("\n"):
+                self.src += "\n"
+            base = len(self.src)
+            first = self.src.count("\n") + 1
+            self.src += text
+            self._read[real] = base
+            self.files.append(SourceFile(shown, first, text.count("\n") + (0 if text.endswith("\n") else 1), text))
+        text = self.src[base:self._end_of(base)]
+        toks = [(k, t, o + base) for k, t, o in tokenize(text)]
+        self._where.append((shown, real))
+        self._depth += 1
+        try:
+            self._run_tokens(toks)
+        finally:
+            self._depth -= 1
+            self._where.pop()
+        if self.out and not self.out[-1].endswith("\n"):
+            self._emit("\n", base + len(text), False)
+
+    def _end_of(self, base: int) -> int:
+        """Virtual end offset of the file starting at ``base``."""
+        later = [b for b in self._read.values() if b > base]
+        return (min(later) if later else len(self.src))
 
     def _line_of(self, off: int) -> int:
         return self.src.count("\n", 0, off) + 1
@@ -366,9 +509,13 @@ class Preprocessor:
                 self.undefined.add(rest_sig[0][1])
         elif name == "include":
             if rest_sig and rest_sig[0][0] == "str":
-                self.quoted_includes = True
+                self._include(rest_sig[0][1][1:-1], start)
+            elif rest_sig and rest_sig[0][1] == "<":
+                self.angle.append("".join(t[1] for t in rest_sig[1:-1]))
         elif name == "pragma":
             words = [t[1] for t in rest_sig]
+            if words and words[0] == "once":
+                self._once.add(self._where[-1][1])
             if words and words[0] == "unroll":
                 self._emit(unroll_attribute(" ".join(words[1:])), start, False)
                 self._emit_blank(start, end)
@@ -409,7 +556,7 @@ class Preprocessor:
                     toks.append(("unk", "") if v is UNKNOWN else ("num", str(v)))
                     i = j + (2 if paren else 1)
                     continue
-            toks.append((k, t))
+            toks.append(("punct", _ALT_TOKENS[t]) if k == "id" and t in _ALT_TOKENS else (k, t))
             i += 1
         toks = self.expand(toks, frozenset())
         vals = []
@@ -769,7 +916,24 @@ def _apply(op: str, a, b):
     return f()
 
 
-def preprocess(text: str, defines: dict[str, str] | None = None) -> Preprocessed:
-    """Preprocess C/CUDA ``text`` with ``defines`` (``-D`` options: name → value).  Never raises for bad input:
-    unbalanced conditionals end at the end of the file, malformed directives are ignored."""
-    return Preprocessor(text, defines).run()
+def _shown(path: str) -> str:
+    """How a header's path is shown: as found from the paths given (relative stays relative), an absolute path
+    inside the current folder made relative to it."""
+    path = os.path.normpath(path)
+    if os.path.isabs(path):
+        try:
+            rel = os.path.relpath(path)
+        except ValueError:
+            return path
+        if not rel.startswith(".."):
+            return rel
+    return path
+
+
+def preprocess(text: str, defines: dict[str, str] | None = None, path: str = "",
+               include_dirs: tuple[str, ...] = ()) -> Preprocessed:
+    """Preprocess C/CUDA ``text`` (the file ``path``, as shown in findings) with ``defines`` (``-D`` options: name
+    → value), following quoted includes next to ``path`` and in ``include_dirs``.  Never raises for bad input:
+    unbalanced conditionals end at the end of their file, malformed directives are ignored, unreadable headers
+    are recorded in ``missing``."""
+    return Preprocessor(text, defines, path, include_dirs).run()

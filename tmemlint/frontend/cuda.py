@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from tmemlint.findings import Finding, Related
 from tmemlint.frontend.cpp_pre import Preprocessed, Region, preprocess
-from tmemlint.frontend.cuda_lower import Diagnostic, Lowering
+from tmemlint.frontend.cuda_lower import Diagnostic, Lowering, macro_hint
 from tmemlint.frontend.cuda_program import FunctionDef, Program
 from tmemlint.ir import Module, Span
 
@@ -35,6 +35,10 @@ class CudaUnit:
     module: Module
     diagnostics: list[Diagnostic] = field(default_factory=list)
     lines: int = 0
+    pre: Preprocessed | None = None
+    #: kernel → the functions it calls whose bodies source mode cannot see (their findings are limited, see
+    #: ``BLIND_CODES``)
+    blind: dict[str, list[str]] = field(default_factory=dict)
 
 
 def _calls(f: FunctionDef, prog: Program) -> set[str]:
@@ -113,14 +117,31 @@ def _region_of(f: FunctionDef, pre: Preprocessed) -> Region | None:
     return None
 
 
-def parse_cuda(text: str, path: str, defines: dict[str, str] | None = None) -> CudaUnit:
-    """Lower the CUDA source ``text`` (reported as ``path``) with ``-D`` ``defines``.  Never raises for bad input:
-    what cannot be read becomes a TM900/TM901 diagnostic."""
+#: Angle-included libraries with tcgen05 code (CUTLASS/CuTe, ThunderKittens, DeepGEMM): a kernel built on them may
+#: reach Tensor Memory through functions source mode does not read.
+_TMEM_LIBRARIES = re.compile(r"^(cute|cutlass|kittens|deep_gemm|flashinfer|tk)\b|kittens\.cuh|tcgen05")
+
+
+def _may_touch_tmem(pre: Preprocessed) -> bool:
+    """Whether anything in the translation unit could reach tcgen05: its text (headers read included) names
+    tcgen05, a quoted include was not found, or an angle include is a library with tcgen05 code.  A file for
+    which this is false provably touches no TMEM and is not analysed further."""
+    return "tcgen05" in pre.text or bool(pre.missing) or any(_TMEM_LIBRARIES.search(a) for a in pre.angle)
+
+
+def parse_cuda(text: str, path: str, defines: dict[str, str] | None = None,
+               include_dirs: tuple[str, ...] = ()) -> CudaUnit:
+    """Lower the CUDA source ``text`` (reported as ``path``) with ``-D`` ``defines``, reading its quoted includes
+    next to ``path`` and in ``include_dirs``.  Never raises for bad input: what cannot be read becomes a
+    TM900/TM901 diagnostic."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     unit = CudaUnit(Module(path, "9.0", ["sm_100a"], 64), [], text.count("\n") + (0 if text.endswith("\n") else 1))
     unit.module.line_count = unit.lines
     try:
-        pre = preprocess(text, defines)
+        pre = preprocess(text, defines, path, tuple(include_dirs))
+        unit.pre = pre
+        if not _may_touch_tmem(pre):
+            return unit
         prog = Program(pre, path)
     except (RecursionError, ValueError, IndexError, KeyError) as e:  # never expected; never a traceback either
         unit.diagnostics.append(Diagnostic("TM901", Span(1, 1, 1, 2), f"the file is not analysed: internal error "
@@ -150,15 +171,20 @@ def parse_cuda(text: str, path: str, defines: dict[str, str] | None = None) -> C
     kernels = [f for f in prog.all_functions if f.is_kernel and f.body is not None]
     # Without kernels (a header), the device functions that hold asm are the file's API: analyse each alone.
     # In a file with kernels nvcc drops uncalled device functions (whole-program mode), and so does source mode.
+    main_end = len(text)
     helpers = [] if kernels else [f for f in prog.all_functions if f.body is not None and f.owner is None
-                                  and _has_asm(f) and not f.template_params]
-    if not kernels:  # a header: say which asm is under an #if that cannot be decided
-        for r in pre.regions:
-            if re.search(r"\basm\b|\b__asm__\b", text[r.start:r.end]):
-                unit.diagnostics.append(Diagnostic(
-                    "TM901", Span(r.line, 1, r.line, 2),
-                    f"asm statements under '{r.condition[:80]}' (lines {r.line}-{r.end_line}) are not analysed: the "
-                    f"condition is not decidable from this file and the -D options"))
+                                  and _has_asm(f) and not f.template_params
+                                  and pre.map.input_offset(f.node.start_byte) < main_end]
+    # say which kernels (and, in a header, which asm) are under an #if that cannot be decided
+    hidden = r"\b__global__\b" if kernels else r"\basm\b|\b__asm__\b|\b__global__\b"
+    for r in pre.regions:
+        if r.start < len(text) and re.search(hidden, text[r.start:r.end]):
+            what = "kernels" if re.search(r"\b__global__\b", text[r.start:r.end]) else "asm statements"
+            unit.diagnostics.append(Diagnostic(
+                "TM901", Span(r.line, 1, r.line, 2),
+                f"{what} under '{r.condition[:80]}' (lines {r.line}-{r.end_line}) are not analysed: the condition is "
+                f"not decidable from this file and the -D options{_missing_note(pre)}; pass -DNAME[=VALUE] to choose "
+                f"its branch"))
     asm_cache: dict = {}
     for f in kernels + helpers:
         blocked = _blocking_region(f, reach(f), calls, defined, pre) if pre.regions else None
@@ -175,11 +201,47 @@ def parse_cuda(text: str, path: str, defines: dict[str, str] | None = None) -> C
         unit.diagnostics.extend(lw.diagnostics)
         if fn is None:
             continue
+        if lw.unseen:
+            unit.blind[fn.name] = list(lw.unseen)
+            for name, sp in lw.unseen.items():
+                unit.diagnostics.append(Diagnostic("TM901", sp, _unseen_message(f.name, name, pre)))
         unit.module.functions.append(fn)
         for name, var in fn.variables.items():
             if name not in unit.module.variables and "." not in name:
                 unit.module.variables[name] = var
     return unit
+
+
+def _missing_note(pre: Preprocessed) -> str:
+    """``, and the header "x.cuh" it includes was not found (…)`` when a quoted include was not found."""
+    if not pre.missing:
+        return ""
+    names = list(dict.fromkeys(m.name for m in pre.missing))
+    more = f" (and {len(names) - 1} more)" if len(names) > 1 else ""
+    return (f", and the header \"{names[0]}\"{more} it includes was not found (searched: "
+            f"{', '.join(pre.missing[0].searched)}; pass -I DIR)")
+
+
+def _unseen_message(kernel: str, name: str, pre: Preprocessed) -> str:
+    """TM901 at a call of ``name``, whose body source mode cannot see, in ``kernel``: what is not checked and the
+    ways out."""
+    short = name.rsplit("::", 1)[-1]
+    m = re.search(r"^[^\n;{}]*\b" + re.escape(short) + r"\s*\([^\n]*$", pre.text, re.M) if short.isidentifier() else None
+    hint = macro_hint(m.group(0), pre.macros) if m else ""
+    if hint:
+        line = pre.map.line_col(len(pre.text[:m.start()].encode("utf-8")))[0]
+        return (f"{kernel} calls {name}, whose definition at line {line} source mode cannot read{hint}; the "
+                f"allocation and ordering rules are not applied to {kernel} (or check with --compile)")
+    return (f"{kernel} calls {name}, whose body source mode cannot see{_missing_note(pre)}: it may allocate, free, wait for or "
+            f"access Tensor Memory, so the allocation and ordering rules are not applied to {kernel}; pass -I DIR "
+            f"(or include-dirs) for the header that defines it, or check with --compile (-p build/ takes the flags "
+            f"from compile_commands.json)")
+
+
+#: Rules whose findings depend on what every called function does: not reported for a kernel that calls a
+#: function whose body source mode cannot see (it gets TM901 at the call instead).
+BLIND_CODES = frozenset({"TM101", "TM103", "TM104", "TM105", "TM106", "TM107", "TM108", "TM111", "TM203", "TM205",
+                         "TM206", "TM301", "TM302", "TM303", "TM304", "TM305", "TM306"})
 
 
 def _blocking_region(f: FunctionDef, reached: list[FunctionDef], calls, defined: set[str],
@@ -201,7 +263,8 @@ def _blocking_region(f: FunctionDef, reached: list[FunctionDef], calls, defined:
 
 
 def diagnostic_findings(unit: CudaUnit, path: str, wants) -> list[Finding]:
-    """The frontend diagnostics of ``unit`` as findings (``wants(code)`` filters them)."""
+    """The frontend diagnostics of ``unit`` as findings (``wants(code)`` filters them; lines are virtual until
+    ``with_inline_context`` moves them)."""
     from tmemlint.checks.registry import RULES
 
     out = []
@@ -215,9 +278,14 @@ def diagnostic_findings(unit: CudaUnit, path: str, wants) -> list[Finding]:
     return out
 
 
-def with_inline_context(findings: list[Finding], module: Module) -> list[Finding]:
+def with_inline_context(findings: list[Finding], unit) -> list[Finding]:
     """Source-mode findings, one per (line, column, code), each with the call sites of the inlined helper it
-    points into as related locations ("inlined here")."""
+    points into as related locations ("called from here (inlined)"); findings in included headers moved to the
+    header's path and line; findings that depend on unseen functions dropped (``BLIND_CODES``).  ``unit`` is the
+    CudaUnit (a bare Module is accepted: one file, nothing to move)."""
+    module = unit.module if isinstance(unit, CudaUnit) else unit
+    pre = unit.pre if isinstance(unit, CudaUnit) else None
+    blind = unit.blind if isinstance(unit, CudaUnit) else {}
     by_pos: dict[tuple[int, int], object] = {}
     for fn in module.functions:
         for inst in fn.instructions:
@@ -227,6 +295,8 @@ def with_inline_context(findings: list[Finding], module: Module) -> list[Finding
     seen: set = set()
     out = []
     for f in sorted(findings, key=Finding.sort_key):
+        if f.code in BLIND_CODES and f.function in blind:
+            continue
         k = (f.path, f.line, f.column, f.code)
         if k in seen:
             continue
@@ -238,4 +308,32 @@ def with_inline_context(findings: list[Finding], module: Module) -> list[Finding
                 if (site.line, site.column) not in have:
                     f.related.append(Related(f.path, site.line, site.column, "called from here (inlined)"))
         out.append(f)
+    if pre is not None and len(pre.files) > 1:
+        out = [_relocated(f, pre) for f in out]
     return out
+
+
+_LINE_REF = re.compile(r"\bline (\d+)\b")
+
+
+def _relocated(f: Finding, pre: Preprocessed) -> Finding:
+    """``f`` with its virtual lines (see ``cpp_pre``) made file and line: the finding, its related places, and
+    ``line N`` in its message."""
+    main = pre.files[0]
+    last = main.first_line + main.lines - 1
+
+    def move(path: str, line: int) -> tuple[str, int]:
+        return (path, line) if line <= last or path != main.path else pre.locate(line)
+
+    f.path, f.line = move(f.path, f.line)
+    if f.end_line > last:
+        f.end_line = pre.locate(f.end_line)[1]
+    f.related = [Related(*move(r.path, r.line), r.column, r.message) for r in f.related]
+    f.flow = [Related(*move(r.path, r.line), r.column, r.message) for r in f.flow]
+
+    def ref(mo: re.Match) -> str:
+        p, n = move(main.path, int(mo.group(1)))
+        return f"line {n}" if p == f.path else f"{p}:{n}"
+
+    f.message = _LINE_REF.sub(ref, f.message)
+    return f

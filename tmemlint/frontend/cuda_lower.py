@@ -243,6 +243,10 @@ class Lowering:
         self._span_cache: dict[int, Span] = {}
         self._src_cache: dict = {}
         self.unknown_calls: dict[str, int] = {}
+        #: functions called whose bodies are not in the translation unit and that could reach tcgen05: name →
+        #: span of the first call (``parse_cuda`` reports them, TM901)
+        self.unseen: dict[str, Span] = {}
+        self.lambdas: dict[str, tuple[FunctionDef, Frame]] = {}  # lambda values: key → (definition, closure)
 
     # ---- positions ----------------------------------------------------------------------------------------------
     def span(self, node) -> Span:
@@ -330,7 +334,7 @@ class Lowering:
         self.frames.append(frame)
         self.cur_span = span
         try:
-            _check_parsed(f)
+            _check_parsed(f, self.P)
             self._directives(fn)
             self._params(fn, frame)
             body = f.body
@@ -1453,7 +1457,9 @@ class Lowering:
         if h is None:
             if t in ("string_literal", "concatenated_string", "raw_string_literal"):
                 return self.opaque(self.text(n)[:40], ptr_to(UNKNOWN))
-            if t in ("lambda_expression", "initializer_list", "compound_literal_expression", "new_expression",
+            if t == "lambda_expression":
+                return self._e_lambda(n)
+            if t in ("initializer_list", "compound_literal_expression", "new_expression",
                      "delete_expression", "fold_expression", "user_defined_literal", "requires_expression",
                      "co_await_expression", "offsetof_expression", "generic_expression", "alignof_expression"):
                 return self.opaque(self.text(n), UNKNOWN)
@@ -1487,6 +1493,13 @@ class Lowering:
 
     def _e_nullptr(self, n) -> V:
         return V(Imm(0), ptr_to(UNKNOWN))
+
+    def _e_lambda(self, n) -> V:
+        """A lambda: a value that names it; calling it inlines its body with the names of the frame where it was
+        written visible (captures by reference and by value read the same registers)."""
+        key = f"lambda@{n.start_byte}#{self.frame.uid}"
+        self.lambdas[key] = (self.P.lambda_def(n), self.frame)
+        return V(None, CType("lambda", 0, False, key))
 
     def _e_identifier(self, n) -> V:
         name = self.text(n)
@@ -2069,20 +2082,49 @@ class Lowering:
                 return self.opaque(self.text(n), CType("struct", 0, False, s.name))
         elif ft in ("identifier",):
             name = self.text(fn)
+            lv = self.lookup(name)
+            lam = self.lambdas.get(lv.ty.name) if lv is not None and lv.ty.kind == "lambda" else None
+            if lam is not None:
+                return self.inline_call(lam[0], args, None, n, None, closure=lam[1])
+        elif ft == "lambda_expression":
+            f, closure = self.lambdas[self._e_lambda(fn).ty.name]
+            return self.inline_call(f, args, None, n, None, closure=closure)
         else:
             for a in args:
                 self.value(a, discard=True)
             return self.opaque(self.text(n), UNKNOWN)
         short = name.rsplit("::", 1)[-1]
-        cands = self.P.lookup_functions(name, len(args))
+        this = self.frame.this
+        own = self._struct(this.ty) if this is not None and "::" not in name else None
+        cands = self.P.lookup_functions(name, len(args), own)
         if cands:
-            return self.inline_call(cands[0], args, None, n, targs, want_lvalue=want_lvalue)
+            # a method called by its bare name inside another method of the same struct acts on the same object
+            same = own is not None and cands[0].owner is own
+            return self.inline_call(cands[0], args, this if same else None, n, targs, want_lvalue=want_lvalue)
         h = _INTRINSICS.get(name) or _INTRINSICS.get(short)
         if h is not None:
             return h(self, args, n)
-        vals = [self.value(a) for a in args]
-        key = self.text(fn) + "(" + ",".join(repr(v.op) if v.op is not None else "?" for v in vals) + ")"
-        return self.opaque(key, UNKNOWN)
+        known = self.P.functions.get(name.split("<", 1)[0]) or self.P.functions.get(short.split("<", 1)[0])
+        if not any(f.body is not None for f in known or ()) and not _harmless(name):
+            self.unseen.setdefault(name, self.span(n))
+        return self.opaque_call(self.text(fn), [self.value(a) for a in args])
+
+    def opaque_call(self, name: str, vals: list[V], ty: CType = UNKNOWN) -> V:
+        """A call of a function whose body is not lowered (a math function, an unseen helper): its arguments are
+        read where it is called, as nvcc's instruction computing it reads them (a ``prmt`` of every register the
+        arguments hold, the elements of a local array passed by pointer included); the result is an opaque value,
+        the same for the same name and arguments."""
+        regs: list[Reg] = []
+        for v in vals:
+            if type(v.op) is Reg:
+                regs.append(v.op)
+            elif v.ref is not None and isinstance(v.ref[0], AggLV):
+                k = v.ref[0].key
+                regs.extend(Reg(r) for key, r in self.cells.items() if key.startswith((k + "[", k + ".")))
+        if regs:
+            self.emit("prmt.b32", [self.reg("arg"), *regs])
+        key = name + "(" + ",".join(repr(v.op) if v.op is not None else "?" for v in vals) + ")"
+        return self.opaque(key, ty)
 
     def _method_call(self, n, fn, args):
         obj_node = fn.child_by_field_name("argument")
@@ -2099,9 +2141,10 @@ class Lowering:
                      f.required_args() <= len(args) <= len(f.params)]
             if cands:
                 return self.inline_call(cands[0], args, obj, n, None)
-        for a in args:
-            self.value(a, discard=True)
-        return self.opaque(self.text(n), UNKNOWN)
+        owner = obj.ty.name if obj.ty.kind == "struct" and obj.ty.name else ""
+        if s is None and obj.ty.kind in ("struct", "unknown") and not _harmless(owner + "::" + mname):
+            self.unseen.setdefault(f"{owner or self.text(obj_node)}::{mname}", self.span(n))
+        return self.opaque_call(self.text(n), [self.value(a) for a in args])
 
     def _cg_method(self, group: str, mname: str, args) -> V | None:
         """A method of a cooperative_groups object (``cluster.sync()``, ``block.sync()``, ``block_rank()``)."""
@@ -2124,8 +2167,10 @@ class Lowering:
             return V(Reg("%tid.x"), UINT)
         return None
 
-    def inline_call(self, f: FunctionDef, arg_nodes: list, this, call_node, targs, want_lvalue: bool = False):
-        """Inline a call of ``f`` (or evaluate it when it is constexpr and its arguments are constants)."""
+    def inline_call(self, f: FunctionDef, arg_nodes: list, this, call_node, targs, want_lvalue: bool = False,
+                    closure: Frame | None = None):
+        """Inline a call of ``f`` (or evaluate it when it is constexpr and its arguments are constants); a lambda
+        sees the names of its ``closure`` frame."""
         # arguments, in the caller
         bound = []
         for i, a in enumerate(arg_nodes):
@@ -2143,15 +2188,21 @@ class Lowering:
                 return self.const_v(v, t)
             except NotConstant:
                 pass
+        if f.body is None and not _harmless(f.qualname):
+            self.unseen.setdefault(f.qualname, self.span(call_node) if call_node is not None else self.cur_span)
         if f.body is None or len(self.frames) > MAX_INLINE_DEPTH or any(fr.fdef is f for fr in self.frames):
-            return self.opaque(f"{f.qualname}(…)", f.return_type)
-        _check_parsed(f)
+            vals = [b if isinstance(b, V) else self.read(b) for b in bound]
+            return self.opaque_call(f"{f.qualname}", vals, f.return_type)
+        _check_parsed(f, self.P)
         if this is not None:
             tenv = {**self.struct_tenv(this.ty), **tenv}
         call_span = self.span(call_node) if call_node is not None else self.cur_span
         fr = Frame(f, [{}], this=this, tenv=tenv, uid=self._uid(),
                    inlined_at=(SourcePos(self.path, call_span.line, call_span.column),) + self.frame.inlined_at)
-        scope = fr.scopes[0]
+        if closure is not None:
+            fr.scopes = list(closure.scopes) + [{}]
+            fr.this, fr.tenv = closure.this, closure.tenv
+        scope = fr.scopes[-1]
         mutated = self.mutated(f)
         for i, p in enumerate(f.params):
             if i < len(bound):
@@ -2483,9 +2534,10 @@ def _pure(n) -> bool:
     return True
 
 
-def _check_parsed(f: FunctionDef) -> None:
+def _check_parsed(f: FunctionDef, prog: Program) -> None:
     """Raise Unsupported at the first place tree-sitter could not parse in ``f`` (an ERROR or a MISSING node):
-    the structure around it is a guess, so the function is not analysed."""
+    the structure around it is a guess, so the function is not analysed.  When a name written like a macro that
+    the translation unit does not define is there, the message says so (it may come from a header not read)."""
     root = f.node
     if not root.has_error:
         return
@@ -2493,9 +2545,27 @@ def _check_parsed(f: FunctionDef) -> None:
     while stack:
         n = stack.pop()
         if n.is_error or n.is_missing:
-            raise Unsupported(n, "the C++ parser could not read the code at this line")
+            line_start = prog.src.rfind(b"\n", 0, n.start_byte) + 1
+            line_end = prog.src.find(b"\n", n.end_byte)
+            what = "the C++ parser could not read the code at this line"
+            raise Unsupported(n, what + macro_hint(prog.src[line_start:line_end if line_end >= 0 else None]
+                                                   .decode("utf-8", "replace"), prog.pre.macros))
         stack.extend(c for c in reversed(n.children) if c.has_error or c.is_missing)
     raise Unsupported(root, "the C++ parser could not read this function")
+
+
+_MACRO_LIKE = re.compile(r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]*|[A-Z]{3,}[A-Z0-9]*)\b")
+
+
+def macro_hint(code: str, macros) -> str:
+    """``: NAME is probably a macro …`` for the first name in ``code`` written like a macro (upper case) that is
+    not defined in the translation unit, else ``""``."""
+    for m in _MACRO_LIKE.finditer(code):
+        name = m.group(1)
+        if name not in macros and not code[m.end():m.end() + 1] == '"':
+            return (f": {name} is probably a macro of a header that was not read; pass -D {name}=… (its value as "
+                    f"the build defines it) or -I DIR for the header")
+    return ""
 
 
 def _single_tail_return(body) -> bool:
@@ -2707,6 +2777,39 @@ def _i_ignore(lw: Lowering, args, n) -> V:
     for a in args:
         lw.value(a, discard=True)
     return V(None, VOID)
+
+
+#: Functions of the toolkit and the standard library that do not reach tcgen05 (math, conversions, vector
+#: constructors); with the ``__`` intrinsics and the namespaces of ``_HARMLESS_NAMESPACES``.  A call of any other
+#: function whose body is not in the translation unit is reported (TM901).
+_MATH = frozenset(
+    f"{b}{s}" for b in (
+        "sqrt", "rsqrt", "cbrt", "rcbrt", "exp", "exp2", "exp10", "expm1", "log", "log2", "log10", "log1p", "pow",
+        "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "atan2", "sincos", "fabs", "fmin",
+        "fmax", "fma", "floor", "ceil", "round", "rint", "lrint", "llrint", "lround", "llround", "trunc",
+        "nearbyint", "fmod", "remainder", "copysign", "erf", "erfc", "erfinv", "hypot", "ldexp", "frexp", "modf",
+        "fdim", "nan", "norm3d", "rnorm", "normcdf", "isnan", "isinf", "isfinite", "signbit", "logb", "ilogb",
+        "scalbn", "tgamma", "lgamma", "j0", "j1", "y0", "y1", "saturate", "fdivide", "exp2", "sinpi", "cospi")
+    for s in ("", "f")) | {"abs", "labs", "llabs", "min", "max", "printf", "memcpy", "memset", "assert",
+                            "static_assert", "sizeof", "alignof", "decltype", "dim3", "clock", "clock64"}
+_HARMLESS_NAMESPACES = ("std::", "cuda::std::", "::std::", "cooperative_groups::", "cg::", "cub::", "thrust::",
+                        "nvcuda::", "cuda::")
+_VECTOR_MAKE = re.compile(r"make_(u?(char|short|int|long|longlong)|float|double|half|bfloat16|cudaExtent|"
+                          r"cudaPitchedPtr|cudaPos)[1-4]?")
+
+
+def _harmless(name: str) -> bool:
+    """Whether a call of ``name`` (qualified as written; ``Type::method`` for methods) whose body source mode
+    cannot see is known not to reach tcgen05: the toolkit's math and conversion functions and ``__`` intrinsics,
+    vector constructors, and the standard library, cooperative groups, CUB and Thrust."""
+    name = name.replace(" ", "")
+    if name.startswith(_HARMLESS_NAMESPACES):
+        return True
+    short = name.rsplit("::", 1)[-1].split("<", 1)[0]
+    if "::" in name and name.split("::", 1)[0] in ("float2", "float4", "int2", "int4", "uint2", "uint4", "dim3",
+                                                   "__half", "__half2", "__nv_bfloat16", "__nv_bfloat162"):
+        return True
+    return short.startswith("__") or short in _MATH or bool(_VECTOR_MAKE.fullmatch(short))
 
 
 _INTRINSICS = {

@@ -107,9 +107,45 @@ class Program:
         self.enums: dict[str, tuple[Node | None, int]] = {}
         self._const_cache: dict[str, tuple | None] = {}
         self._const_busy: set[str] = set()
+        self._lambdas: dict[int, FunctionDef] = {}
         self.consteval = ConstEval(self.text, self.resolve_constant, self._functions_for_call, self.type_of,
                                    lambda t: size_of(t, self.structs), lambda t, n: self.static_member(t, n))
         self._collect(self.root, "")
+        if self._unqualify_template_declarations():
+            self.tree = cuda_parser().parse(self.src)
+            self.root = self.tree.root_node
+            self.functions, self.all_functions, self.structs = {}, [], dict(BUILTIN_STRUCTS)
+            self.aliases, self.globals, self.enums, self._texts = {}, {}, {}, {}
+            self._collect(self.root, "")
+
+    def _unqualify_template_declarations(self) -> bool:
+        """Blank the namespace qualifier of ``ns::Tmpl<args> var(args);`` where ``Tmpl`` is a class template of
+        the translation unit: without knowing that ``Tmpl`` is a template, tree-sitter reads the statement as
+        ``(ns::Tmpl < args) > var(args)``, as C++ would without the declaration.  The qualifier becomes spaces
+        (same length: every byte offset, and so the source map, stays valid); the type is then found by its
+        own name.  Returns whether anything was changed (the caller parses again)."""
+        edits = []
+        stack = [self.root]
+        while stack:
+            n = stack.pop()
+            if n.type == "binary_expression":
+                left = n.child_by_field_name("left")
+                op = n.child_by_field_name("operator")
+                if (left is not None and left.type == "binary_expression" and op is not None
+                        and self.text(op) == ">" and self.text(left.child_by_field_name("operator")) == "<"):
+                    q = left.child_by_field_name("left")
+                    name = q.child_by_field_name("name") if q is not None and q.type == "qualified_identifier" else None
+                    s = self.structs.get(self.text(name)) if name is not None else None
+                    if s is not None and s.template_params:
+                        edits.append((q.start_byte, name.start_byte))
+            stack.extend(n.named_children)
+        if not edits:
+            return False
+        buf = bytearray(self.src)
+        for a, b in edits:
+            buf[a:b] = b" " * (b - a)
+        self.src = bytes(buf)
+        return True
 
     # ---- text and positions -------------------------------------------------------------------------------
     def text(self, node: Node) -> str:
@@ -223,24 +259,7 @@ class Program:
             return
         name_node = fdecl.child_by_field_name("declarator")
         qual = self.text(name_node).replace(" ", "") if name_node is not None else "?"
-        params = []
-        plist = fdecl.child_by_field_name("parameters")
-        if plist is not None:
-            for p in plist.named_children:
-                if p.type not in ("parameter_declaration", "optional_parameter_declaration"):
-                    continue
-                ptn = p.child_by_field_name("type")
-                pbase = self.type_of(ptn) if ptn is not None else UNKNOWN
-                pd = p.child_by_field_name("declarator")
-                is_const = any(self.text(x) == "const" for x in p.children if x.type == "type_qualifier")
-                if pd is None:
-                    if pbase.kind == "void":
-                        continue
-                    params.append(Param(f"__unnamed{len(params)}", pbase, False, is_const))
-                    continue
-                pname, pty, pref = self.apply_declarator(pd, pbase)
-                params.append(Param(pname or f"__unnamed{len(params)}", pty, pref, is_const,
-                                    p.child_by_field_name("default_value")))
+        params = self._params(fdecl.child_by_field_name("parameters"))
         lb = []
         cd = []
         for x in c.children:
@@ -273,6 +292,40 @@ class Program:
             self.functions.setdefault(key, []).append(f)
         if owner is not None:
             owner.methods.setdefault(short, []).append(f)
+
+    def _params(self, plist: Node | None) -> list[Param]:
+        """The parameters of a ``parameter_list`` node."""
+        params: list[Param] = []
+        if plist is None:
+            return params
+        for p in plist.named_children:
+            if p.type not in ("parameter_declaration", "optional_parameter_declaration"):
+                continue
+            ptn = p.child_by_field_name("type")
+            pbase = self.type_of(ptn) if ptn is not None else UNKNOWN
+            pd = p.child_by_field_name("declarator")
+            is_const = any(self.text(x) == "const" for x in p.children if x.type == "type_qualifier")
+            if pd is None:
+                if pbase.kind == "void":
+                    continue
+                params.append(Param(f"__unnamed{len(params)}", pbase, False, is_const))
+                continue
+            pname, pty, pref = self.apply_declarator(pd, pbase)
+            params.append(Param(pname or f"__unnamed{len(params)}", pty, pref, is_const,
+                                p.child_by_field_name("default_value")))
+        return params
+
+    def lambda_def(self, node: Node) -> FunctionDef:
+        """A lambda expression as a function: its parameters and body (its captures are the names of the
+        enclosing function, which the lowering keeps visible); one FunctionDef per lambda node."""
+        f = self._lambdas.get(node.id)
+        if f is None:
+            decl = node.child_by_field_name("declarator")
+            plist = decl.child_by_field_name("parameters") if decl is not None else None
+            f = FunctionDef("lambda", f"lambda@{node.start_byte}", node, node.child_by_field_name("body"),
+                            self._params(plist), UNKNOWN, False, False, False)
+            self._lambdas[node.id] = f
+        return f
 
     def _function_declarator(self, d: Node, base: CType):
         """``(function_declarator, return type, returns reference)`` under declarator ``d``."""
