@@ -23,6 +23,7 @@ needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not i
 def test_hook_definition():
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     assert [(h["id"], h["entry"], h["language"]) for h in hooks] == [("tmemlint", "tmemlint", "python")]
+    assert hooks[0]["verbose"] is True  # warnings are shown when the hook passes too
     files = re.compile(hooks[0]["files"])
     assert [n for n in ("k.cu", "k.cuh", "k.ptx", "k.h", "k.cpp", "k.ptx.bak") if files.search(n)] == [
         "k.cu", "k.cuh", "k.ptx"]
@@ -38,11 +39,22 @@ def test_try_repo_reports_the_bad_kernel(tmp_path):
     shutil.copy(FIXTURES / "nvcc" / "tm101_leak_good.cu", work / "good.cu")
     shutil.copy(FIXTURES / "nvcc" / "tm101_leak_bad.cu", work / "bad.cu")
     (work / "notes.txt").write_text("not a kernel\n")
+    (work / "warn.cu").write_text('#include "tmem_helpers.cuh"  // not in this repository\n'
+                                  "__global__ void k() {\n  __shared__ unsigned s;\n  tmem_alloc(&s, 128);\n}\n")
     subprocess.run(["git", "add", "."], cwd=work, check=True, env=env)
     proc = subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "tmemlint", "--all-files",
                            "--color", "never"], cwd=work, env=env, capture_output=True, text=True, timeout=1200)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
     findings = re.findall(r"^(\S+):(\d+):(\d+): (TM\d+) \[(\w+)\]", out, flags=re.M)
-    assert findings == [("bad.cu", "105", "19", "TM101", "error")], out
+    assert findings == [("bad.cu", "105", "19", "TM101", "error"), ("warn.cu", "4", "3", "TM901", "warning")], out
     assert "- hook id: tmemlint" in out and "- exit code: 1" in out
+    # without the bad kernel the hook passes, and still prints the warning (verbose hook)
+    subprocess.run(["git", "rm", "-q", "--cached", "bad.cu"], cwd=work, check=True, env=env)
+    (work / "bad.cu").unlink()
+    proc = subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "tmemlint", "--all-files",
+                           "--color", "never"], cwd=work, env=env, capture_output=True, text=True, timeout=1200)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert re.findall(r"^(\S+):(\d+):(\d+): (TM\d+) \[(\w+)\]", out, flags=re.M) == [
+        ("warn.cu", "4", "3", "TM901", "warning")], out
