@@ -99,12 +99,13 @@ class PropertySimulation:
             or relevant is None or relevant(i)} | set(self._regval_defs))
 
     def _regval(self, facts: Facts, inst: Instruction, names: list[str]) -> Facts:
-        """Record (or forget) the constant ``inst`` writes to each multiply-defined register in ``names``."""
+        """Record (or forget) the value ``inst`` writes to each multiply-defined register in ``names`` when it
+        is a constant or a thread expression (decided per warp class): ``(("regval", register, value), True)``."""
         keep = frozenset(f for f in facts if not (f[0][0] == "regval" and f[0][1] in names))
         for n in names:
             v = self.va.def_value.get((inst.index, n))
-            if v is not None and v[0] == "c":
-                keep = keep | {(("regval", n, v[1]), True)}
+            if v is not None and v[0] in ("c", "tid"):
+                keep = keep | {(("regval", n, v), True)}
         return keep
 
     def _refresh_deps(self) -> None:

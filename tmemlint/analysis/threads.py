@@ -217,18 +217,23 @@ class GuardOracle:
             r = self.resolve(key, facts)
             if r is not None and r[0] == "c":
                 return (r[1] != 0) == pol
+            if r is not None and r[0] == "tid":
+                d = self.klass.decide(r[1])
+                if d is not None:
+                    return d == pol
         return None
 
     def resolve(self, v, facts: frozenset, depth: int = 0):
         """``v`` with its opaque definitions recomputed from the path's register constants (facts
-        ``(("regval", register, k), True)`` recorded by the simulation when a constant is written to a register
-        that has several definitions, e.g. a loop-carried flag); None when that does not give a constant."""
+        ``(("regval", register, value), True)`` recorded by the simulation when a constant or a thread expression
+        is written to a register that has several definitions, e.g. a loop-carried flag or a warp role chosen in a
+        chain of branches); a constant or a thread expression, or None."""
         from tmemlint.analysis.values import _cmp
 
         if depth > 6 or v is TOP:
             return None
         tag = v[0]
-        if tag == "c":
+        if tag in ("c", "tid"):
             return v
         if tag == "cmp":
             a = self.resolve(v[2], facts, depth + 1)
@@ -246,7 +251,7 @@ class GuardOracle:
                 if type(o) is Reg:
                     val = self.va.reg_value(inst, o)
                     if val is TOP:
-                        val = next((("c", f[0][2]) for f in facts
+                        val = next((f[0][2] for f in facts
                                     if f[1] and f[0][0] == "regval" and f[0][1] == o.name), None)
                     elif val[0] != "c":
                         val = self.resolve(val, facts, depth + 1)
@@ -259,7 +264,7 @@ class GuardOracle:
                 r = self.va._compute(inst, inst.op, args)
             except (IndexError, TypeError, ValueError, ZeroDivisionError, OverflowError):
                 return None
-            return r if r is not None and r is not TOP and r[0] == "c" else None
+            return r if r is not None and r is not TOP and r[0] in ("c", "tid") else None
         return None
 
     def assume(self, v, want: bool, facts: frozenset) -> frozenset | None:

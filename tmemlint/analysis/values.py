@@ -134,7 +134,10 @@ def eval_tid(expr: tuple, tids: range) -> list[int]:
 
     Nodes: ``("x",)`` the thread index; ``(op, e, k)`` with op in shr/shl/and/or/xor/add/sub/mul/div/rem and a
     constant ``k``; ``("shfl", e, k)`` the value of ``e`` at lane ``k`` of the same warp (``shfl.sync.idx``);
-    ``("elect",)`` 1 on lane 0 of each warp (``elect.sync`` elects one lane); ``("cmp", c, e, k)`` 0/1."""
+    ``("elect",)`` 1 on lane 0 of each warp (``elect.sync`` elects one lane); ``("cmp", c, e, k)`` 0/1;
+    ``("k", v)`` the constant ``v``; ``("bin", op, e1, e2)`` an operation of two thread expressions (a constant
+    table indexed by the warp, ``(kWarpAssignment >> 4 * warp) & 0xF``); ``("sel", p, e1, e2)`` ``e1`` where ``p`` is non-zero, else ``e2``
+    (``selp`` on a thread predicate: CUTLASS's warp-role chains)."""
     return list(_eval_tid(expr, tids.start, tids.stop))
 
 
@@ -153,6 +156,14 @@ def _eval_tid(expr: tuple, lo: int, hi: int) -> tuple[int, ...]:
             src = (t & ~31) + k
             out.append(_eval_tid(inner, src, src + 1)[0])
         return tuple(out)
+    if tag == "k":
+        return (expr[1],) * (hi - lo)
+    if tag == "bin":
+        f = _BIN[expr[1]]
+        return tuple(f(x, y) for x, y in zip(_eval_tid(expr[2], lo, hi), _eval_tid(expr[3], lo, hi)))
+    if tag == "sel":
+        ps, a, b = (_eval_tid(e, lo, hi) for e in expr[1:])
+        return tuple(x if p else y for p, x, y in zip(ps, a, b))
     if tag == "cmp":
         vals = _eval_tid(expr[2], lo, hi)
         k = expr[3]
@@ -162,6 +173,24 @@ def _eval_tid(expr: tuple, lo: int, hi: int) -> tuple[int, ...]:
     k = expr[2]
     f = _BIN[tag]
     return tuple(f(v, k) for v in vals)
+
+
+def _int_type(inst: Instruction) -> str | None:
+    """The integer type suffix of ``inst`` (``u32``, ``s64``, ``b32`` ...), or None (floating point, none)."""
+    for p in reversed(inst.parts):
+        if len(p) >= 2 and p[0] in "usb" and p[1:].isdigit():
+            return p
+    return None
+
+
+def _wrap(v: int, ty: str | None) -> int:
+    """``v`` as a register of type ``ty`` holds it (PTX ISA §5.2: integers wrap at their width): unsigned and
+    bit types in [0, 2^w), signed types in [-2^(w-1), 2^(w-1)); unchanged when ``ty`` is None."""
+    if ty is None:
+        return v
+    w = int(ty[1:])
+    v &= (1 << w) - 1
+    return v - (1 << w) if ty[0] == "s" and v >> (w - 1) else v
 
 
 def _div(a, b):
@@ -626,7 +655,10 @@ class ValueAnalysis:
             name = "mul" if op == "mul" else _ARITH[op]
             if op == "mul" and inst.has("hi"):
                 return _generic("mulhi", args, idx)
-            return _binop(name, args[0], args[1], idx)
+            r = _binop(name, args[0], args[1], idx)
+            if r is not None and r[0] == "c" and args[0][0] == "c" and args[1][0] == "c" and not inst.has("wide"):
+                r = ("c", _wrap(r[1], _int_type(inst)))
+            return r
         if op == "mad" and len(args) == 3 and not inst.has("hi"):
             return _binop("add", _binop("mul", args[0], args[1], idx), args[2], idx)
         if op == "neg" and args:
@@ -642,7 +674,11 @@ class ValueAnalysis:
             cmp = next((p for p in inst.parts[1:] if p in _CMP), None)
             if cmp is None or len(args) < 2:
                 return None
-            p = _cmp(cmp, args[0], args[1])
+            ty = _int_type(inst)
+            a, b = args[0], args[1]
+            if ty is not None and a is not TOP and b is not TOP and a[0] == "c" and b[0] == "c":
+                a, b = ("c", _wrap(a[1], ty)), ("c", _wrap(b[1], ty))
+            p = _cmp(cmp, a, b)
             if len(args) >= 3:  # setp.cmp.bop: combined with a third predicate operand
                 bop = next((q for q in inst.parts if q in ("and", "or", "xor")), None)
                 if bop == "and":
@@ -657,6 +693,9 @@ class ValueAnalysis:
                 return args[0] if c[1] else args[1]
             if args[0] == args[1]:
                 return args[0]
+            if c[0] == "tid" and all(a[0] in ("c", "tid") for a in args[:2]):
+                # a value chosen per thread: a thread expression (the warp role of CUTLASS's WarpCategory)
+                return ("tid", ("sel", c[1], *(("k", a[1]) if a[0] == "c" else a[1] for a in args[:2])))
             a, b = const_candidates(args[0]), const_candidates(args[1])
             if a is not None and b is not None and len(a | b) <= MAX_SET:
                 return ("cs", frozenset(a | b))
@@ -791,6 +830,8 @@ def _binop(name: str, a, b, idx: int):
             return ("tid", (name, a[1], k))
         if k == 0 and name in ("add", "sub", "or", "xor", "shl", "shr"):
             return a
+    if (ta, tb) in (("c", "tid"), ("tid", "tid")) and name in _BIN:
+        return ("tid", ("bin", name, ("k", a[1]) if ta == "c" else a[1], b[1]))
     if ta == "tmem" and tb == "tid" and name in ("add", "or"):
         return _tmem_add_tid(a, b[1])
     if tb == "tmem" and ta == "tid" and name in ("add", "or"):
@@ -817,6 +858,8 @@ def _tmem_add_const(a, k: int):
         return ("tmem", slot, packed & 0xFFFF, packed >> 16)
     if col is not None and 0 <= col + k < 0x10000 and -0x10000 < k < 0x10000:
         return ("tmem", slot, col + k, lane)
+    if col is None and -0x10000 < k < 0x10000:
+        return ("tmem", slot, None, lane)  # a column offset from an unknown column: the lane field stays
     ncol = (col + (k & 0xFFFF)) & 0xFFFF if col is not None else None
     dl = k >> 16
     if isinstance(lane, int):

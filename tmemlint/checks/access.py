@@ -130,8 +130,11 @@ def _trap_checked_constants(ctx) -> set[int]:
 @rule("TM203", "unallocated-access", "error",
       "a TMEM operand that does not derive from an allocation of this kernel")
 def unallocated_access(ctx):
-    """PTX ISA §9.7.16.2: TMEM must be allocated before use; a constant address is only the allocation's base
-    when the allocation covers all 512 columns (its base is then 0), or after the code checked the base."""
+    """PTX ISA §9.7.16.2: TMEM must be allocated before use; a constant address is a column offset from the
+    allocation's base only when that base is known: the allocation covers all 512 columns (its base is then 0), or
+    the code checked the loaded base against a constant and traps otherwise (DeepGEMM, FlashMLA: ``ld.shared`` of
+    the slot, ``setp.eq``, ``@p bra``, ``trap``); every constant address is then base + offset (whether it stays
+    inside the allocation is TM402's question)."""
     fn = ctx.function
     if not fn.is_entry:
         return
@@ -142,7 +145,7 @@ def unallocated_access(ctx):
         if v is TOP:
             continue
         if v[0] == "c":
-            if full or (v[1] & 0xFFFF) in checked:
+            if full or checked:
                 continue
             why = f"the constant address {v[1]:#x}"
         elif v[0] == "param":
