@@ -60,7 +60,7 @@ def test_baseline_text_summary_counts_hidden(kernel):
     kernel.write_text(NCOLS_96.replace("[%r3], 96;", "[%r3], 80;"))
     r = CliRunner().invoke(app, ["check", "--isolated", "--select", "TM102", "--baseline", "base.json", "src/k.ptx"])
     assert r.exit_code == 1
-    assert r.stderr == "1 finding (1 error) in 1 file; 1 more in the baseline\n"
+    assert r.stderr == "Found 1 error in 1 file (1 more in the baseline)\n"
 
 
 def test_baseline_paths_are_relative_to_the_baseline_file(kernel, tmp_path, monkeypatch):
@@ -86,9 +86,9 @@ def test_duplicate_findings_on_identical_lines_are_counted(kernel):
           "quotes: line 1 column 2 (char 1))\n"),
     ("[]", "tmemlint: base.json: not a tmemlint baseline (write one with --write-baseline)\n"),
     ('{"tool": "tmemlint", "fingerprint": "old/v0", "findings": []}',
-     "tmemlint: base.json: baseline uses fingerprints 'old/v0', this tmemlint uses 'tmemlint/v1'; write it again "
+     "tmemlint: base.json: baseline uses fingerprints 'old/v0', this tmemlint uses 'tmemlint/v2'; write it again "
      "with --write-baseline\n"),
-    ('{"tool": "tmemlint", "fingerprint": "tmemlint/v1", "findings": [{"path": 1}]}',
+    ('{"tool": "tmemlint", "fingerprint": "tmemlint/v2", "findings": [{"path": 1}]}',
      "tmemlint: base.json: malformed baseline entry {'path': 1}\n"),
 ])
 def test_bad_baseline_is_exit_2(kernel, tmp_path, content, message):

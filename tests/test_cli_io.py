@@ -38,7 +38,7 @@ def test_stdin_with_filename(tmp_path):
     assert p.returncode == 1
     assert p.stdout.decode().splitlines() == [f"kern/k.ptx:16:2: TM102 [error] {TM102_ALLOC}",
                                               "kern/k.ptx:18:2: TM102 [error] " + TM102_ALLOC.replace("alloc", "dealloc")]
-    assert p.stderr == b""
+    assert p.stderr == b"Found 2 errors in 1 file\n"
 
 
 def test_stdin_without_filename_and_with_files(tmp_path):
@@ -73,7 +73,7 @@ def test_globs_and_duplicates(tmp_path, monkeypatch):
     r = run("check", "--isolated", "--select", "TM102", "--statistics", "a/**/*.ptx", "no*.ptx")
     assert r.exit_code == 2
     assert r.stdout == "    4  TM102  invalid-ncols\n"
-    assert r.stderr == "tmemlint: no*.ptx: no such file or directory\n"
+    assert r.stderr == "tmemlint: no*.ptx: no such file or directory\nFound 4 errors in 2 files\n"
 
 
 def test_lint_tasks_order_and_progress_callback():
@@ -98,10 +98,15 @@ def test_jobs_must_be_positive():
     assert (r.exit_code, r.stderr) == (2, "tmemlint: --jobs: must be at least 1 (got 0)\n")
 
 
-def test_no_paths():
+def test_no_paths_means_the_current_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     r = run("check")
-    assert (r.exit_code, r.stderr) == (2, "tmemlint: no paths given (use - with --stdin-filename to read "
-                                          "standard input)\n")
+    assert (r.exit_code, r.stdout, r.stderr) == (0, "", "tmemlint: warning: no .ptx, .cu or .cuh files to check in "
+                                                        ". (after exclusions and .gitignore)\n")
+    (tmp_path / "k.ptx").write_text(NCOLS_96)
+    r = run("check", "--isolated", "--format", "concise", "--select", "TM102")
+    assert (r.exit_code, r.stdout.splitlines()[0].split(": ")[0], r.stderr) == (1, "k.ptx:16:2",
+                                                                              "Found 2 errors in 1 file\n")
 
 
 @pytest.mark.parametrize("args,content,code", [

@@ -100,7 +100,7 @@ def test_per_file_ignores_and_exclude(tree):
     write(tree / "pyproject.toml", '[tool.tmemlint]\nselect = ["TM102"]\nexclude = ["deep"]\n'
                                    '[tool.tmemlint.per-file-ignores]\n"sub/*.ptx" = ["tmem-leak", "TM102"]\n')
     r = run(".")
-    assert lines_codes(r.stdout) == [("./k.ptx", 16, "TM102"), ("./k.ptx", 18, "TM102")]
+    assert lines_codes(r.stdout) == [("k.ptx", 16, "TM102"), ("k.ptx", 18, "TM102")]  # no ./ prefix
     r = run("sub/deep/k.ptx")  # named explicitly: checked although excluded
     assert lines_codes(r.stdout) == [("sub/deep/k.ptx", 16, "TM102"), ("sub/deep/k.ptx", 18, "TM102")]
     assert run("--exclude", "k.ptx", ".").stdout == ""
@@ -131,10 +131,11 @@ def test_config_flag_and_isolated(tree):
 @pytest.mark.parametrize("name,text,message", [
     ("tmemlint.toml", "selct = [\"TM101\"]\n",
      "{f}: unknown key 'selct'; known keys: select, extend-select, ignore, severity, per-file-ignores, fail-on, "
-     "ctas-per-sm, exclude, include-dirs"),
+     "ctas-per-sm, exclude, extend-exclude, force-exclude, respect-gitignore, include-dirs"),
     ("pyproject.toml", "[tool.tmemlint]\nfail_on = \"warning\"\n",
      "{f}: unknown key 'fail_on' in [tool.tmemlint] (did you mean 'fail-on'?); known keys: select, extend-select, "
-     "ignore, severity, per-file-ignores, fail-on, ctas-per-sm, exclude, include-dirs"),
+     "ignore, severity, per-file-ignores, fail-on, ctas-per-sm, exclude, extend-exclude, force-exclude, "
+     "respect-gitignore, include-dirs"),
     ("pyproject.toml", "[tool.tmemlint]\nselect = [\"TM999\"]\n",
      "{f}: [tool.tmemlint] select: unknown rule code or name 'TM999'"),
     ("tmemlint.toml", "ignore = [\"TM101,no-such-rule\"]\n", "{f}: ignore: unknown rule code or name 'no-such-rule'"),

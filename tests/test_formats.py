@@ -45,7 +45,7 @@ def test_text_has_code_frame_and_caret(kernel):
         f"k.ptx:18:2: TM102 [error] {TM102_DEALLOC} (invalid-ncols)\n"
         f"  18 | {DEALLOC_TEXT}\n"
         f"     | \t{'^' * (DEALLOC_END_COLUMN - 2)}\n")
-    assert r.stderr == "2 findings (2 errors) in 1 file\n"
+    assert r.stderr == "Found 2 errors in 1 file\n"
     assert "\x1b[" not in r.stdout
 
 
@@ -93,7 +93,7 @@ def test_concise(kernel):
     assert r.exit_code == 1
     assert r.stdout == (f"k.ptx:16:2: TM102 [error] {TM102_ALLOC}\n"
                         f"k.ptx:18:2: TM102 [error] {TM102_DEALLOC}\n")
-    assert r.stderr == ""
+    assert r.stderr == "Found 2 errors in 1 file\n"
     f = Finding("x.ptx", 1, 1, 1, 2, "TM301", "ld-used-before-wait", Severity.WARNING, "m")
     assert format_concise([f]) == "x.ptx:1:1: TM301 [warning] m\n"
 
@@ -101,11 +101,18 @@ def test_concise(kernel):
 def test_json_schema_unchanged(kernel):
     r = run("--isolated", "--select", "TM102", "--format", "json", "k.ptx")
     assert r.exit_code == 1
+    assert r.stderr == ""  # json and sarif: the document only
+    fp = [f["fingerprint"] for f in json.loads(r.stdout)]
+    assert all(len(x) == 32 for x in fp) and fp[0] != fp[1]
     assert json.loads(r.stdout) == [
         {"path": "k.ptx", "line": 16, "column": 2, "end_line": 16, "end_column": ALLOC_END_COLUMN, "code": "TM102",
-         "name": "invalid-ncols", "severity": "error", "message": TM102_ALLOC, "related": []},
+         "name": "invalid-ncols", "severity": "error", "message": TM102_ALLOC, "related": [],
+         "url": "https://github.com/tmemlint/tmemlint/blob/main/rules/TM102-invalid-ncols.md", "function": "k",
+         "function_demangled": "k", "fingerprint": fp[0]},
         {"path": "k.ptx", "line": 18, "column": 2, "end_line": 18, "end_column": DEALLOC_END_COLUMN,
-         "code": "TM102", "name": "invalid-ncols", "severity": "error", "message": TM102_DEALLOC, "related": []},
+         "code": "TM102", "name": "invalid-ncols", "severity": "error", "message": TM102_DEALLOC, "related": [],
+         "url": "https://github.com/tmemlint/tmemlint/blob/main/rules/TM102-invalid-ncols.md", "function": "k",
+         "function_demangled": "k", "fingerprint": fp[1]},
     ]
 
 

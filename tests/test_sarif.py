@@ -129,8 +129,11 @@ def test_examples_validate(validator, monkeypatch):
     res = log["runs"][0]["results"]
     assert [(x["ruleId"], x["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
              x["locations"][0]["physicalLocation"]["region"]["startLine"]) for x in res] == \
-        [("TM101", "examples/gemm_leak_bad.ptx", 179)]
-    assert res[0]["relatedLocations"][0]["physicalLocation"]["region"]["startLine"] == 1561
+        [("TM101", "examples/gemm_leak_bad.cu", 136)]  # -lineinfo PTX: the finding is on the CUDA line
+    related = [(x["physicalLocation"]["artifactLocation"]["uri"], x["physicalLocation"]["region"]["startLine"],
+                x["message"]["text"]) for x in res[0]["relatedLocations"]]
+    assert related == [("examples/gemm_leak_bad.ptx", 179, "the PTX instruction"),
+                       ("examples/gemm_leak_bad.cu", 230, "the kernel exits here with the allocation live (warp 2)")]
 
 
 def test_unreadable_input_is_a_notification(validator, tmp_path, monkeypatch):
@@ -144,7 +147,8 @@ def test_unreadable_input_is_a_notification(validator, tmp_path, monkeypatch):
 
 
 def test_syntax_error_validates(validator, tmp_path, monkeypatch):
-    (tmp_path / "bad.ptx").write_text(".version 8.7\n.target sm_100a\n.entry k() { add.f32 %f1 }\n")
+    (tmp_path / "bad.ptx").write_text(".version 8.7\n.target sm_100a\n.entry k() { tcgen05.fence::before_thread_sync; "
+                                      "add.f32 %f1 }\n")
     monkeypatch.chdir(tmp_path)
     r = run("--isolated", "bad.ptx")
     assert r.exit_code == 1

@@ -2,7 +2,7 @@
 
 ``--write-baseline FILE`` writes::
 
-    {"tool": "tmemlint", "version": 1, "fingerprint": "tmemlint/v1",
+    {"tool": "tmemlint", "version": 1, "fingerprint": "tmemlint/v2",
      "findings": [{"path": "kernels/gemm.ptx", "code": "TM101", "fingerprint": "3f2a…", "message": "…"}, …]}
 
 ``path`` is relative to the baseline file's folder (``/`` separators), so the baseline works from any current

@@ -20,11 +20,12 @@ import typer
 from tmemlint import __version__
 from tmemlint.checks.registry import RULES, load_all, resolve_prefix
 from tmemlint.config import ConfigError, Overrides, Settings, split_selectors
-from tmemlint.engine import FileResult, Options, expand_paths, lint_bytes, lint_file
+from tmemlint.engine import FileResult, Options, lint_bytes, lint_file
 from tmemlint.findings import Finding, Severity
 from tmemlint.plan.command import plan_command
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+CONTEXT = {"help_option_names": ["-h", "--help"]}
+app = typer.Typer(add_completion=False, no_args_is_help=True, context_settings=CONTEXT,
                   help="Static checker for NVIDIA Blackwell Tensor Memory (tcgen05) in PTX and CUDA sources.")
 
 SUBCOMMANDS = {"check", "plan", "rules", "rule", "server", "--help", "-h", "--version"}
@@ -118,21 +119,39 @@ def _use_color() -> bool:
     return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
-@app.command()
+@app.command(context_settings=CONTEXT)
 def check(
     paths: Optional[List[str]] = typer.Argument(
         None, help="PTX or CUDA files, folders searched for *.ptx/*.cu/*.cuh, globs ('kernels/**/*.ptx'), or - "
-                   "for standard input."),
-    output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="Output format."),
+                   "for standard input [default: .]."),
+    output_format: OutputFormat = typer.Option(OutputFormat.text, "--output-format", "--format",
+                                               help="Output format."),
+    output_file: Optional[str] = typer.Option(None, "--output-file", "-o",
+                                              help="Write the findings (and the summary) to this file."),
     select: Optional[List[str]] = typer.Option(None, help="Only these rules (codes, names or prefixes; comma list)."),
     ignore: Optional[List[str]] = typer.Option(None, help="Skip these rules."),
     extend_select: Optional[List[str]] = typer.Option(None, help="Enable these rules on top of the selection."),
     fail_on: Optional[FailOn] = typer.Option(None, help="Lowest severity that makes the exit code 1 "
                                                         "(default: error, or fail-on of the configuration)."),
+    exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when findings are reported (2 still "
+                                                              "means a usage or input error)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print the findings only: no summary line on standard "
+                                                            "error."),
     config: Optional[str] = typer.Option(None, "--config", help="Use this configuration file for every file "
                                                                 "(pyproject.toml or tmemlint.toml)."),
     isolated: bool = typer.Option(False, "--isolated", help="Ignore all configuration files."),
-    exclude: Optional[List[str]] = typer.Option(None, help="Globs of files/folders to skip in folder searches."),
+    show_settings: bool = typer.Option(False, "--show-settings", help="Print the resolved settings of the first "
+                                                                      "file to check, and exit."),
+    exclude: Optional[List[str]] = typer.Option(None, help="Globs of files/folders to skip in folder searches "
+                                                           "(replaces exclude and its defaults: .git, .venv, "
+                                                           "node_modules, build, ...)."),
+    extend_exclude: Optional[List[str]] = typer.Option(None, help="Globs to skip on top of exclude."),
+    force_exclude: Optional[bool] = typer.Option(None, "--force-exclude/--no-force-exclude",
+                                                 help="Apply exclusions to files named on the command line too "
+                                                      "(for pre-commit)."),
+    respect_gitignore: Optional[bool] = typer.Option(None, "--respect-gitignore/--no-respect-gitignore",
+                                                     help="Skip what .gitignore and .ignore files ignore in folder "
+                                                          "searches [default: respect]."),
     ctas_per_sm: Optional[int] = typer.Option(None, "--ctas-per-sm", help="CTAs resident per SM (column budget)."),
     show_statistics: bool = typer.Option(False, "--statistics", help="Print the number of findings per rule "
                                                                      "instead of the findings."),
@@ -142,6 +161,8 @@ def check(
     stdin_filename: Optional[str] = typer.Option(None, "--stdin-filename",
                                                  help="Name of the file read from standard input (-)."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Files checked in parallel (default: all cores)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not answer from (or store in) the result cache "
+                                                            "(also: TMEMLINT_NO_CACHE=1)."),
     define: Optional[List[str]] = typer.Option(None, "--define", "-D", help="NAME[=VALUE] for the #if of CUDA "
                                                                              "sources (and nvcc with --compile)."),
     compile_: bool = typer.Option(False, "--compile", help="Lint CUDA sources through nvcc's PTX (-arch=sm_100a "
@@ -154,11 +175,12 @@ def check(
                                              "(CMake, Bear): each CUDA file's -I, -D and nvcc flags from it."),
 ):
     """Check PTX files and CUDA sources (.cu, .cuh) for TMEM faults."""
+    from tmemlint.discover import display_path, discover
+
+    del no_cache  # handled by the console entry point (tmemlint.entry); listed here for --help
     paths = list(paths or [])
     if not paths:
-        if stdin_filename is None:
-            _fail("no paths given (use - with --stdin-filename to read standard input)")
-        paths = ["-"]
+        paths = ["-"] if stdin_filename is not None else ["."]
     if jobs is not None and jobs < 1:
         _fail(f"--jobs: must be at least 1 (got {jobs})")
     n_jobs = jobs or os.cpu_count() or 1
@@ -166,12 +188,17 @@ def check(
         settings = Settings(config, isolated, Overrides(
             select=split_selectors(select) if select else None, extend_select=split_selectors(extend_select),
             ignore=split_selectors(ignore), fail_on=fail_on.value if fail_on else None, ctas_per_sm=ctas_per_sm,
-            exclude=list(exclude or [])))
-        files, missing = expand_paths([p for p in paths if p != "-"], excluded=settings.excluded)
-        tasks = [(f, f, _source_options(settings.options_for(f), define, compile_, nvcc_arg, include_dir, build_path, f)) for f in files]
+            exclude=list(exclude) if exclude else None, extend_exclude=list(extend_exclude or []),
+            force_exclude=force_exclude, respect_gitignore=respect_gitignore))
+        found = discover([p for p in paths if p != "-"], settings)
+        if show_settings:
+            first = found.files[0] if found.files else (stdin_filename or paths[0])
+            _show_settings(settings, first, define, compile_, nvcc_arg, include_dir, build_path)
+            raise typer.Exit(0)
+        tasks = [(f, f, _source_options(settings.options_for(f), define, compile_, nvcc_arg, include_dir, build_path, f)) for f in found.files]
         stdin_task = None
         if "-" in paths:
-            display = stdin_filename or STDIN_DISPLAY
+            display = display_path(stdin_filename) if stdin_filename else STDIN_DISPLAY
             stdin_task = (display, _source_options(settings.options_for(stdin_filename or os.path.join(
                 os.getcwd(), "-")), define, compile_, nvcc_arg, include_dir, build_path, stdin_filename))
     except ConfigError as e:
@@ -179,11 +206,15 @@ def check(
 
     status = 0
     notifications: list[str] = []
-    for m in missing:
+    for m in found.missing:
         msg = f"{m}: no such file or directory"
         typer.echo(f"tmemlint: {msg}", err=True)
         notifications.append(msg)
         status = 2
+    if not tasks and stdin_task is None and not found.missing:
+        where = ", ".join(found.empty) if found.empty else ", ".join(paths)
+        typer.echo(f"tmemlint: warning: no .ptx, .cu or .cuh files to check in {where} (after exclusions and "
+                   f".gitignore)", err=True)
     if n_jobs > 1 and len(tasks) + (stdin_task is not None) == 1:  # one file: its kernels may be split instead
         if tasks:
             tasks = [(f, d, dataclasses.replace(o, jobs=n_jobs)) for f, d, o in tasks]
@@ -205,7 +236,7 @@ def check(
             status = 2
         findings.extend(res.findings)
         fail_rank[res.path] = (res.options.fail_on if res.options else None) or "error"
-    findings.sort(key=lambda x: x.sort_key())
+    findings, sources = present(findings, results)
 
     if write_baseline is not None:
         from tmemlint.baseline import BaselineError
@@ -229,14 +260,86 @@ def check(
         hidden = len(findings) - len(kept)
         findings = kept
 
-    _emit(findings, results, output_format, show_statistics, notifications, len(results), hidden)
-    if status == 0:
+    text = _render(findings, sources, output_format, show_statistics, notifications, hidden,
+                   color=output_file is None and _use_color())
+    if output_file is not None:
+        try:
+            with open(output_file, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as e:
+            _fail(f"{output_file}: cannot write: {e.strerror or e}")
+    else:
+        sys.stdout.write(text)
+    if not quiet and results and output_format in (OutputFormat.text, OutputFormat.concise, OutputFormat.github):
+        sys.stdout.flush()
+        typer.echo(summary(findings, hidden, status == 2), err=True)
+    if status == 0 and not exit_zero:
         for f in findings:
-            level = fail_rank.get(f.path, "error")
+            level = fail_rank.get(f.origin or f.path, "error")
             if level != "never" and f.severity.rank >= Severity(level).rank:
                 status = 1
                 break
     raise typer.Exit(status)
+
+
+def present(findings: list[Finding], results: list[FileResult]) -> tuple[list[Finding], dict[str, str]]:
+    """The findings as a person reads them: PTX findings with ``-lineinfo`` moved to their CUDA lines
+    (``tmemlint.lineinfo``), one finding per place and rule across files (a ``.cu`` and the PTX made from it
+    give the same finding), sorted; and the text of every file a finding names, for code frames."""
+    from tmemlint.lineinfo import relocate
+
+    sources = {r.path: r.text for r in results if r.text is not None}
+    out: list[Finding] = []
+    for res in results:
+        if res.text is not None and res.path.endswith(".ptx") and ".loc" in res.text:
+            out.extend(relocate([f for f in findings if f.path == res.path], res.text, res.path, sources))
+    moved = {id(f) for r in results if r.text is not None and r.path.endswith(".ptx") and ".loc" in r.text
+             for f in findings if f.path == r.path}
+    out.extend(f for f in findings if id(f) not in moved)
+    out.sort(key=lambda x: x.sort_key())
+    unique: dict[tuple, Finding] = {}
+    for f in out:
+        key = (f.path, f.line, f.code, f.fingerprint or f.message)
+        kept = unique.get(key)
+        if kept is None:
+            unique[key] = f
+            continue
+        if kept.origin is not None and f.origin is None:  # prefer the finding of the file read directly
+            unique[key], kept, f = f, f, kept
+        said = {r.message for r in kept.related}
+        kept.related.extend(r for r in f.related if r.message not in said)
+    return list(unique.values()), sources
+
+
+def _show_settings(settings: Settings, path: str, define, compile_: bool, nvcc_arg, include_dir=None,
+                   build_path=None) -> None:
+    """``--show-settings``: the configuration file that applies to ``path`` and every resolved setting."""
+    cfg = settings.config_for(path) if path != "-" else None
+    opts = _source_options(settings.options_for(path), define, compile_, nvcc_arg, include_dir, build_path, path)
+    codes = sorted(opts.codes) if opts.codes is not None else sorted(c for c, r in RULES.items() if r.enabled)
+    lines = [
+        f"Resolved settings for: {path}",
+        f"configuration file: {_shown(cfg.source) if cfg is not None and cfg.source else '(none)'}",
+        f"select: {', '.join(codes)}",
+        f"severity: {', '.join(f'{c}={v}' for c, v in sorted(opts.severity.items())) or '(rule defaults)'}",
+        f"fail-on: {opts.fail_on}",
+        f"ctas-per-sm: {opts.ctas_per_sm if opts.ctas_per_sm is not None else '(from .minnctapersm)'}",
+        f"exclude: {', '.join(g for g, _ in settings.exclude_patterns(path))}",
+        f"force-exclude: {str(settings.force_exclude(path)).lower()}",
+        f"respect-gitignore: {str(settings.respect_gitignore(path)).lower()}",
+        f"defines: {', '.join(f'{k}={v}' for k, v in opts.defines.items()) or '(none)'}",
+        f"mode: {'compile (nvcc)' if opts.compile else 'source'} for CUDA files",
+        f"include-dirs: {', '.join(opts.include_dirs) or '(none)'}",
+    ]
+    if opts.nvcc_args:
+        lines.append(f"nvcc arguments: {' '.join(opts.nvcc_args)}")
+    typer.echo("\n".join(lines))
+
+
+def _shown(path) -> str:
+    from tmemlint.discover import display_path
+
+    return display_path(str(path))
 
 
 def _source_options(options: Options, define: list[str] | None, compile_: bool,
@@ -257,57 +360,92 @@ def _source_options(options: Options, define: list[str] | None, compile_: bool,
     return options
 
 
-def _emit(findings: list[Finding], results: list[FileResult], fmt: OutputFormat, show_statistics: bool,
-          notifications: list[str], n_files: int, hidden: int) -> None:
-    out = sys.stdout
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def summary(findings: list[Finding], hidden: int = 0, failed: bool = False) -> str:
+    """The last line of terminal formats: ``Found 3 errors and 51 warnings in 2 files`` (counts by severity, then
+    the number of files with findings), ``All checks passed!`` when there is nothing, and how many findings the
+    baseline hid."""
+    extra = f" ({hidden} more in the baseline)" if hidden else ""
+    if not findings:
+        if failed:
+            return "No findings in the files that could be checked" + extra
+        return "All checks passed!" + extra
+    n = Counter(f.severity for f in findings)
+    parts = [_plural(n[Severity.ERROR], "error") if n[Severity.ERROR] else "",
+             _plural(n[Severity.WARNING], "warning") if n[Severity.WARNING] else "",
+             f"{n[Severity.INFO]} info finding{'' if n[Severity.INFO] == 1 else 's'}" if n[Severity.INFO] else ""]
+    parts = [p for p in parts if p]
+    said = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    files = len({f.path for f in findings})
+    return f"Found {said} in {_plural(files, 'file')}{extra}"
+
+
+def _render(findings: list[Finding], sources: dict[str, str], fmt: OutputFormat, show_statistics: bool,
+            notifications: list[str], hidden: int, color: bool) -> str:
+    """The text of standard output (or ``--output-file``) for ``fmt``: the findings only (the CLI prints
+    ``summary`` on standard error for the terminal formats, as clang-tidy does, so that pipes get findings
+    only)."""
+    from tmemlint.names import demangle_message
+
     if show_statistics:
         stats = statistics(findings)
         if fmt is OutputFormat.json:
-            out.write(json.dumps([{"code": c, "name": n, "count": k} for c, n, k in stats], indent=2) + "\n")
-        else:
-            for c, n, k in stats:
-                out.write(f"{k:>5}  {c}  {n}\n")
-        return
-    if fmt is OutputFormat.json:
+            return json.dumps([{"code": c, "name": n, "count": k} for c, n, k in stats], indent=2) + "\n"
+        out = "".join(f"{k:>5}  {c}  {n}\n" for c, n, k in stats)
+    elif fmt is OutputFormat.json:
         from tmemlint.report.json_format import format_json
 
-        out.write(format_json(findings))
+        return format_json(findings)
     elif fmt is OutputFormat.sarif:
         from tmemlint.report.sarif import format_sarif
 
-        out.write(format_sarif(findings, notifications))
-    elif fmt is OutputFormat.github:
-        from tmemlint.report.github import format_github
-
-        out.write(format_github(findings))
-    elif fmt is OutputFormat.concise:
-        from tmemlint.report.concise import format_concise
-
-        out.write(format_concise(findings))
+        return format_sarif(findings, notifications)
     else:
-        from tmemlint.report.text import format_text
+        shown = [dataclasses.replace(f, message=demangle_message(f.message)) for f in findings]
+        if fmt is OutputFormat.github:
+            from tmemlint.report.github import format_github
 
-        sources = {r.path: r.text for r in results if r.text is not None}
-        out.write(format_text(findings, sources, color=_use_color()))
-        if findings or hidden:
-            n_err = sum(1 for f in findings if f.severity is Severity.ERROR)
-            extra = f"; {hidden} more in the baseline" if hidden else ""
-            typer.echo(f"{len(findings)} finding{'s' if len(findings) != 1 else ''} "
-                       f"({n_err} error{'s' if n_err != 1 else ''}) in {n_files} file{'s' if n_files != 1 else ''}"
-                       f"{extra}", err=True)
+            out = format_github(shown)
+        elif fmt is OutputFormat.concise:
+            from tmemlint.report.concise import format_concise
+
+            out = format_concise(shown)
+        else:
+            from tmemlint.report.text import format_text
+
+            out = format_text(shown, sources, color=color)
+    return out
 
 
-@app.command("rules")
-def rules_cmd():
+class RulesFormat(str, Enum):
+    """``tmemlint rules --format``: a table for people, or JSON for tools."""
+
+    text = "text"
+    json = "json"
+
+
+@app.command("rules", context_settings=CONTEXT)
+def rules_cmd(output_format: RulesFormat = typer.Option(RulesFormat.text, "--output-format", "--format",
+                                                        help="Output format.")):
     """List every rule: code, name, default severity, and summary."""
     load_all()
+    if output_format is RulesFormat.json:
+        from tmemlint.docs import rule_url
+
+        rows = [{"code": r.code, "name": r.name, "severity": r.severity.value, "enabled": r.enabled,
+                 "summary": r.summary, "url": rule_url(r.code)} for r in (RULES[c] for c in sorted(RULES))]
+        typer.echo(json.dumps(rows, indent=2))
+        return
     for code in sorted(RULES):
         r = RULES[code]
         sev = r.severity.value + ("" if r.enabled else " (off)")
         typer.echo(f"{r.code}  {r.name:<34} {sev:<14} {r.summary}")
 
 
-@app.command("rule")
+@app.command("rule", context_settings=CONTEXT)
 def rule_cmd(code: str = typer.Argument(..., help="Rule code or name, e.g. TM101 or tmem-leak.")):
     """Print a rule's documentation page."""
     from tmemlint.docs import rule_doc
@@ -323,7 +461,7 @@ def rule_cmd(code: str = typer.Argument(..., help="Rule code or name, e.g. TM101
     typer.echo(text)
 
 
-@app.command("server")
+@app.command("server", context_settings=CONTEXT)
 def server_cmd():
     """Run the language server (LSP over standard input/output) for editors; needs the server extra."""
     try:
@@ -333,7 +471,7 @@ def server_cmd():
     serve()
 
 
-app.command("plan")(plan_command)  # tmemlint plan FILE: the TMEM resource report (tmemlint/plan/)
+app.command("plan", context_settings=CONTEXT)(plan_command)  # tmemlint plan FILE: the TMEM resource report (tmemlint/plan/)
 
 
 def _version_callback(value: bool):

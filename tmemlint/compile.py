@@ -27,8 +27,7 @@ import signal
 import subprocess
 import tempfile
 
-from tmemlint.engine import CheckError
-from tmemlint.findings import Finding, Related
+from tmemlint.findings import CheckError, Finding, Related
 from tmemlint.frontend.parser import PTXSyntaxError, parse_text
 from tmemlint.ir import Instruction, Module, SourcePos
 
@@ -177,9 +176,14 @@ class _SourceMapper:
         return inst.src if inst is not None else None
 
 
-def map_findings(findings: list[Finding], module: Module, path: str) -> list[Finding]:
+def map_findings(findings: list[Finding], module: Module, path: str, source_text: str | None = None) -> list[Finding]:
     """PTX findings of ``module`` moved to the source positions of their instructions (``path`` is how the
-    source file is shown); one finding per (file, line, column, code)."""
+    source file is shown; ``source_text`` its text, to put an inline-asm instruction where its text starts in
+    the asm string, as source mode does: ``tmemlint.lineinfo.snap_to_asm``); one finding per (file, line,
+    column, code)."""
+    from tmemlint.lineinfo import snap_to_asm
+
+    source_lines = source_text.split("\n") if source_text is not None else None
     m = _SourceMapper(module, path)
     out = []
     seen = set()
@@ -203,6 +207,10 @@ def map_findings(findings: list[Finding], module: Module, path: str) -> list[Fin
             for site in src.inlined_at:
                 related.append(Related(m.file(site.file), site.line, max(site.column, 1),
                                        "called from here (inlined)"))
+        if src is not None:
+            inst = m.by_line.get(f.line)
+            lines = source_lines if where[0] == path else m.lines(where[0])
+            where = (where[0], *snap_to_asm(lines, where[1], where[2], inst.opcode if inst else None)[:2])
         key = (where, f.code)
         if key in seen:
             continue
@@ -248,4 +256,4 @@ def lint_compiled(text: str, path: str, options) -> list[Finding]:
     except PTXSyntaxError as e:
         return [_finding(path, "TM900", 1, 1, 2, f"the PTX nvcc made is not readable at its line {e.line}: "
                                                  f"{e.message}")]
-    return map_findings(lint_module(module, shown, options), module, path)
+    return map_findings(lint_module(module, shown, options), module, path, text)

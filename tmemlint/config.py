@@ -41,7 +41,13 @@ from tmemlint.checks.registry import RULES, load_all, resolve_prefix
 from tmemlint.engine import Options
 
 KEYS = ("select", "extend-select", "ignore", "severity", "per-file-ignores", "fail-on", "ctas-per-sm", "exclude",
-        "include-dirs")
+        "extend-exclude", "force-exclude", "respect-gitignore", "include-dirs")
+#: Folders and files skipped in folder searches unless ``exclude`` replaces this list (ruff's defaults, plus
+#: ``build``, where CMake and setuptools leave copies of generated code): version-control and tool folders,
+#: virtual environments and installed packages.
+DEFAULT_EXCLUDE = (".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".mypy_cache", ".nox", ".pants.d",
+                   ".pytest_cache", ".pytype", ".ruff_cache", ".svn", ".tox", ".venv", ".vscode", "__pypackages__",
+                   "_build", "buck-out", "build", "dist", "node_modules", "site-packages", "venv")
 SEVERITIES = ("error", "warning", "info")
 FAIL_ON = ("error", "warning", "info", "never")
 
@@ -66,7 +72,10 @@ class Config:
     per_file_ignores: tuple[tuple[str, frozenset[str]], ...] = ()
     fail_on: str | None = None
     ctas_per_sm: int | None = None
-    exclude: tuple[str, ...] = ()
+    exclude: tuple[str, ...] | None = None
+    extend_exclude: tuple[str, ...] = ()
+    force_exclude: bool | None = None
+    respect_gitignore: bool | None = None
     include_dirs: tuple[str, ...] = ()
 
 
@@ -80,7 +89,10 @@ class Overrides:
     ignore: list[str] = field(default_factory=list)
     fail_on: str | None = None
     ctas_per_sm: int | None = None
-    exclude: list[str] = field(default_factory=list)
+    exclude: list[str] | None = None
+    extend_exclude: list[str] = field(default_factory=list)
+    force_exclude: bool | None = None
+    respect_gitignore: bool | None = None
 
 
 # ---------------------------------------------------------------------------------------------------- globs
@@ -247,6 +259,13 @@ def parse_config(table: dict, source: Path, prefix: str = "") -> Config:
         kw["include_dirs"] = tuple(os.path.normpath(os.path.join(base, x)) for x in v)
     if "exclude" in table:
         kw["exclude"] = _globs(table["exclude"], where("exclude"))
+    if "extend-exclude" in table:
+        kw["extend_exclude"] = _globs(table["extend-exclude"], where("extend-exclude"))
+    for key in ("force-exclude", "respect-gitignore"):
+        if key in table:
+            if not isinstance(table[key], bool):
+                raise ConfigError(f"{where(key)}: must be true or false (got {table[key]!r})")
+            kw[key.replace("-", "_")] = table[key]
     return Config(source, source.parent, **kw)
 
 
@@ -342,12 +361,42 @@ class Settings:
             self._loaded[found] = load_config(found)
         return self._loaded[found]
 
-    def excluded(self, path: str | os.PathLike) -> bool:
-        """Whether a file found by a folder search or a glob is excluded (config ``exclude`` or ``--exclude``)."""
+    def exclude_patterns(self, path: str | os.PathLike) -> list[tuple[str, str]]:
+        """``(glob, root)`` pairs that exclude files near ``path``: ``--exclude`` (relative to the current folder),
+        else the configuration's ``exclude``, else ``DEFAULT_EXCLUDE``; plus the configuration's and the command
+        line's ``extend-exclude``."""
         cfg = self.config_for(path)
-        if cfg is not None and any(glob_match(g, path, cfg.root) for g in cfg.exclude):
-            return True
-        return any(glob_match(g, path, os.getcwd()) for g in self.overrides.exclude)
+        o = self.overrides
+        cwd = os.getcwd()
+        if o.exclude is not None:
+            out = [(g, cwd) for g in o.exclude]
+        elif cfg is not None and cfg.exclude is not None:
+            out = [(g, str(cfg.root)) for g in cfg.exclude]
+        else:
+            out = [(g, cwd) for g in DEFAULT_EXCLUDE]
+        if cfg is not None:
+            out += [(g, str(cfg.root)) for g in cfg.extend_exclude]
+        out += [(g, cwd) for g in o.extend_exclude]
+        return out
+
+    def excluded(self, path: str | os.PathLike) -> bool:
+        """Whether a file or folder found by a folder search or a glob is excluded (``exclude_patterns``)."""
+        return any(glob_match(g, path, root) for g, root in self.exclude_patterns(path))
+
+    def force_exclude(self, path: str | os.PathLike) -> bool:
+        """Whether exclusions apply to ``path`` although it was named on the command line (``--force-exclude`` or
+        ``force-exclude = true``, for pre-commit, which names every staged file)."""
+        if self.overrides.force_exclude is not None:
+            return self.overrides.force_exclude
+        cfg = self.config_for(path)
+        return bool(cfg is not None and cfg.force_exclude)
+
+    def respect_gitignore(self, path: str | os.PathLike) -> bool:
+        """Whether folder searches skip what ``.gitignore`` / ``.ignore`` files ignore (default: yes)."""
+        if self.overrides.respect_gitignore is not None:
+            return self.overrides.respect_gitignore
+        cfg = self.config_for(path)
+        return cfg is None or cfg.respect_gitignore is not False
 
     def options_for(self, path: str | os.PathLike) -> Options:
         """The engine options for ``path``: enabled codes (config selection, overridden by the command line,

@@ -15,7 +15,7 @@ from typing import Callable, Iterable
 
 from tmemlint.checks.context import FunctionContext
 from tmemlint.checks.registry import RULES, Rule, load_all
-from tmemlint.findings import Finding, Severity
+from tmemlint.findings import CheckError, Finding, Severity
 from tmemlint.frontend import parser
 from tmemlint.frontend.parser import PTXSyntaxError, decode, parse_text
 from tmemlint.ir import Module
@@ -71,10 +71,6 @@ class Options:
     def wants(self, code: str) -> bool:
         load_all()
         return RULES[code].enabled if self.codes is None else code in self.codes
-
-
-class CheckError(Exception):
-    """A file that was read but could not be checked (nvcc rejected it in compile mode); the message says why."""
 
 
 @dataclass(slots=True)

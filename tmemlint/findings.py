@@ -19,6 +19,11 @@ class Severity(str, Enum):
         return {"info": 0, "warning": 1, "error": 2}[self.value]
 
 
+class CheckError(Exception):
+    """A file that was read but could not be checked (nvcc rejected it in compile mode); the message says why.
+    The driver reports it as one ``tmemlint: path: message`` line and exit code 2."""
+
+
 @dataclass(frozen=True, slots=True)
 class Related:
     """A related place: 1-based ``line``/``column`` in ``path`` and what happens there ("allocated here")."""
@@ -33,7 +38,7 @@ class Related:
 class Finding:
     """One diagnostic.  ``line``/``column`` are 1-based; ``end_column`` is exclusive, on ``end_line``.
 
-    ``src`` is the CUDA source position from ``.loc`` when the PTX has line info; ``flow`` lists the steps of a
+    ``flow`` lists the steps of a
     multi-step finding (for SARIF code flows), each a Related.  ``fingerprint`` is set by the engine after the
     rules ran (``tmemlint.fingerprint``): a hex string that identifies the finding across unrelated edits of the
     file (SARIF ``partialFingerprints``, baseline keys); it is not part of the JSON form."""
@@ -51,6 +56,9 @@ class Finding:
     flow: list[Related] = field(default_factory=list)
     function: str | None = None
     fingerprint: str = ""
+    #: The checked file when it differs from ``path``: a ``-lineinfo`` PTX file whose finding was moved to its
+    #: CUDA source line (``tmemlint.lineinfo``); its configuration (``fail-on``) still applies.
+    origin: str | None = None
 
     def sort_key(self):
         return (self.path, self.line, self.column, self.code, self.message)

@@ -6,6 +6,8 @@ Drawn with ``drawsvg`` (PyPI, the optional extra ``tmemlint[plot]``) from the JS
 
 from __future__ import annotations
 
+from tmemlint.names import demangle
+
 import html
 
 _COLOURS = {"accumulator": "#4e79a7", "A": "#59a14f", "scale-A": "#f28e2b", "scale-B": "#edc948",
@@ -50,7 +52,7 @@ def render_kernel_svg(k: dict, width: int = 900, height: int = 640) -> str:
 
     d = dw.Drawing(width, height, font_family="sans-serif")
     d.append(dw.Rectangle(0, 0, width, height, fill="white"))
-    d.append(dw.Text(f"TMEM plan: {k['kernel']}", 14, left, 22, font_weight="bold"))
+    d.append(dw.Text(f"TMEM plan: {demangle(k['kernel'])}", 14, left, 22, font_weight="bold"))
     raw = budget["raw_columns"]
     alloc = budget["allocated_columns"]
     sub = f"{raw} of {alloc if alloc is not None else '?'} columns used"
@@ -140,7 +142,7 @@ def render_html(plan: dict, text: str) -> str:
              "overflow-x:auto}</style></head><body>",
              f"<h1>TMEM plan of {html.escape(plan['file'])}</h1>"]
     for k in plan["kernels"]:
-        parts.append(f"<h2>{html.escape(k['kernel'])}</h2>")
+        parts.append(f"<h2>{html.escape(demangle(k['kernel']))}</h2>")
         parts.append(render_kernel_svg(k))
     parts.append(f"<pre>{html.escape(text)}</pre>")
     parts.append("</body></html>")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tmemlint.names import demangle
+
 _STAGE_LABEL = {"alloc": "alloc", "write": "write", "commit": "commit", "wait": "wait", "read": "read",
                 "wait::ld": "wait::ld", "release": "release", "reuse": "reuse", "dealloc": "dealloc"}
 _GUARD_TEXT = {
@@ -44,7 +46,7 @@ def render_kernel(k: dict) -> str:
     out: list[str] = []
     ctas = k["ctas_per_sm"]
     cg = k["cta_group"]
-    out.append(f"kernel {k['kernel']}  (line {k['line']}, target {k['target'] or '?'}, "
+    out.append(f"kernel {demangle(k['kernel'])}  (line {k['line']}, target {k['target'] or '?'}, "
                f"cta_group {cg if cg is not None else '-'}, "
                f"{k['threads_per_cta'] or '?'} threads per CTA)")
     out.append(f"CTAs per SM assumed: {ctas['value']} (from {ctas['source']})")

@@ -1,13 +1,30 @@
-"""``--format json``: one JSON list of findings (schema in README, "Output formats")."""
+"""``--format json``: one JSON list of findings (schema in README, "Output formats").
+
+Each finding is ``Finding.to_json`` plus ``url`` (its rule's page, ``tmemlint.docs.rule_url``), ``function``
+(the function or kernel as PTX names it, mangled for C++) and ``function_demangled`` (as people read it), and
+``fingerprint`` (``tmemlint.fingerprint``, as in SARIF and baselines); messages name functions demangled."""
 
 from __future__ import annotations
 
 import json
 from typing import Iterable
 
+from tmemlint.docs import rule_url
 from tmemlint.findings import Finding
+from tmemlint.names import demangle, demangle_message
+
+
+def finding_json(f: Finding) -> dict:
+    """The JSON object of one finding (see the module docstring)."""
+    d = f.to_json()
+    d["message"] = demangle_message(d["message"])
+    d["url"] = rule_url(f.code)
+    d["function"] = f.function
+    d["function_demangled"] = demangle(f.function) if f.function else None
+    d["fingerprint"] = f.fingerprint or None
+    return d
 
 
 def format_json(findings: Iterable[Finding]) -> str:
-    """The findings as one indented JSON list of ``Finding.to_json`` objects, with a final newline."""
-    return json.dumps([f.to_json() for f in findings], indent=2) + "\n"
+    """The findings as one indented JSON list of ``finding_json`` objects, with a final newline."""
+    return json.dumps([finding_json(f) for f in findings], indent=2) + "\n"

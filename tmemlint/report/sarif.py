@@ -22,6 +22,7 @@ from tmemlint.checks.registry import RULES, load_all
 from tmemlint.docs import HOMEPAGE, rule_doc, rule_url
 from tmemlint.findings import Finding, Related, Severity
 from tmemlint.fingerprint import FINGERPRINT_KEY
+from tmemlint.names import demangle, demangle_message
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -80,7 +81,7 @@ def _result(f: Finding, index: dict[str, int], root: str | None) -> dict:
         "ruleId": f.code,
         "ruleIndex": index[f.code],
         "level": LEVEL[f.severity],
-        "message": {"text": f.message},
+        "message": {"text": demangle_message(f.message)},
         "locations": [{"physicalLocation": _physical(f.path, f.line, f.column, root, f.end_line, f.end_column)}],
     }
     if f.related:
@@ -91,6 +92,8 @@ def _result(f: Finding, index: dict[str, int], root: str | None) -> dict:
         res["codeFlows"] = [{"threadFlows": [{"locations": steps}]}]
     if f.fingerprint:
         res["partialFingerprints"] = {FINGERPRINT_KEY: f.fingerprint}
+    if f.function:
+        res["properties"] = {"function": f.function, "functionDemangled": demangle(f.function)}
     return res
 
 

@@ -1,0 +1,193 @@
+"""Findings of a PTX file built with line info (``nvcc -lineinfo``, CUTLASS and CuTe DSL builds) moved to the CUDA
+lines they came from, so that a user lands in their ``.cu``, not on line 140,095 of generated text.
+
+PTX line info is ``.file N "name"`` plus ``.loc N LINE COLUMN [, function_name …, inlined_at N LINE COLUMN]``
+directives (PTX ISA 9.0 §11.5.3 ``.loc``, §11.5.4 ``.file``): every instruction after a ``.loc`` comes from that
+source position until the next one.  ``relocate`` moves a finding of such a file to the source position of its
+instruction when the named source file exists here (``.file`` names are taken relative to the PTX file's
+folder, else to the current folder, else as absolute paths):
+
+* the finding's place becomes the CUDA file, line and column (paths relative to the current folder); for an
+  instruction written as inline ``asm`` the column is where the instruction's text starts in the asm string,
+  the place source mode reports, since nvcc's ``.loc`` names the statement's last operand line;
+* the PTX position stays as the first related place (``the PTX instruction``), the other related places and
+  code-flow steps move the same way, and ``inlined_at`` call sites become ``called from here (inlined)``;
+* ``line N`` in the message becomes the CUDA line of PTX line N;
+* fingerprints are those of the CUDA line (``tmemlint.fingerprint``), so a finding of ``k.ptx`` and the same
+  finding of ``k.cu`` (source or compile mode) are one finding, which the CLI reports once.
+
+A finding whose instruction has no ``.loc``, or whose source file is not here, stays on its PTX line; a
+related place then names the recorded source position.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import MutableMapping
+
+from tmemlint.findings import Finding, Related
+
+_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"')
+_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)(.*)$")
+_INLINED = re.compile(r"inlined_at\s+(\d+)\s+(\d+)\s+(\d+)")
+_HEADER = re.compile(r"^\s*(?:\.(?:visible|weak|extern)\s+)*\.(?:entry|func)\b")
+_MNEMONIC = re.compile(r"^\s*(?:@!?%?[\w$]+\s+)?([a-z][\w.:]*)")
+_LINE_REF = re.compile(r"\bline (\d+)\b")
+#: How many lines above nvcc's ``.loc`` line an inline-asm statement's text is searched for.
+ASM_LOOKBACK = 12
+
+
+@dataclass(frozen=True, slots=True)
+class Loc:
+    """A source position of one PTX line: the ``.file`` name as recorded, 1-based line and column (column 0:
+    unknown), and the call sites it was inlined into (innermost first)."""
+
+    file: str
+    line: int
+    column: int
+    inlined_at: tuple[tuple[str, int, int], ...] = ()
+
+
+def line_locations(ptx_text: str) -> dict[int, Loc]:
+    """PTX line number (1-based) → ``Loc`` for every line after a ``.loc`` in the same function (lines with
+    ``.loc 0`` or an unknown file number get none)."""
+    lines = ptx_text.split("\n")
+    files: dict[int, str] = {}
+    for line in lines:  # nvcc puts the .file directives after the functions
+        if ".file" in line:
+            m = _FILE.match(line)
+            if m:
+                files[int(m.group(1))] = m.group(2)
+    out: dict[int, Loc] = {}
+    current: Loc | None = None
+    for n, line in enumerate(lines, 1):
+        s = line.lstrip()
+        if not s or s.startswith("//") or s.startswith(".file"):
+            continue
+        if s.startswith(".loc"):
+            m = _LOC.match(line)
+            current = None
+            if m and int(m.group(2)) > 0 and int(m.group(1)) in files:
+                sites = tuple((files[int(f)], int(ln), int(c)) for f, ln, c in _INLINED.findall(m.group(4))
+                              if int(f) in files and int(ln) > 0)
+                current = Loc(files[int(m.group(1))], int(m.group(2)), int(m.group(3)), sites)
+            continue
+        if _HEADER.match(line):
+            current = None
+            continue
+        if current is not None:
+            out[n] = current
+    return out
+
+
+def snap_to_asm(lines: list[str] | None, line: int, column: int, opcode: str | None) -> tuple[int, int, int]:
+    """``(line, column, end_column)`` of an instruction whose ``.loc`` is ``line``/``column``: where ``opcode`` (the
+    instruction's dotted name, e.g. ``tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32``) starts inside a
+    string on that line or up to ``ASM_LOOKBACK`` lines above it (an inline ``asm`` statement), else the
+    ``.loc`` position itself (one column wide)."""
+    col = max(column, 1)
+    if opcode and lines:
+        for ln in range(min(line, len(lines)), max(line - ASM_LOOKBACK, 0), -1):
+            i = lines[ln - 1].find(opcode)
+            if i >= 0 and '"' in lines[ln - 1][:i]:
+                return ln, i + 1, i + 1 + len(opcode)
+    return line, col, col + 1
+
+
+class _Mapper:
+    def __init__(self, ptx_text: str, ptx_path: str, sources: MutableMapping[str, str]):
+        from tmemlint.pathnames import display_path
+
+        self.display = display_path
+        self.ptx_lines = ptx_text.split("\n")
+        self.locs = line_locations(ptx_text)
+        self.folder = os.path.dirname(os.path.abspath(ptx_path))
+        self.sources = sources
+        self.resolved: dict[str, str | None] = {}
+
+    def file(self, name: str) -> str | None:
+        """The display path of the recorded source file ``name``, or None when it is not here."""
+        if name not in self.resolved:
+            found = None
+            for cand in ([name] if os.path.isabs(name) else [os.path.join(self.folder, name), name]):
+                if os.path.isfile(cand):
+                    found = self.display(os.path.normpath(cand))
+                    break
+            self.resolved[name] = found
+        return self.resolved[name]
+
+    def text(self, path: str) -> list[str] | None:
+        if path not in self.sources:
+            try:
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    self.sources[path] = fh.read()
+            except OSError:
+                return None
+        return self.sources[path].split("\n")
+
+    def place(self, ptx_line: int) -> tuple[str, int, int, int] | None:
+        """``(path, line, column, end_column)`` in the source of the instruction on ``ptx_line``, or None."""
+        loc = self.locs.get(ptx_line)
+        if loc is None:
+            return None
+        path = self.file(loc.file)
+        if path is None:
+            return None
+        m = _MNEMONIC.match(self.ptx_lines[ptx_line - 1]) if ptx_line <= len(self.ptx_lines) else None
+        return (path, *snap_to_asm(self.text(path), loc.line, loc.column, m.group(1) if m else None))
+
+    def related(self, r: Related) -> Related:
+        got = self.place(r.line) if r.path == self.ptx_path else None
+        return r if got is None else Related(got[0], got[1], got[2], r.message)
+
+    def message(self, text: str, shown: str) -> str:
+        def sub(mo: re.Match) -> str:
+            got = self.place(int(mo.group(1)))
+            if got is None:
+                return mo.group(0)
+            return f"line {got[1]}" if got[0] == shown else f"{got[0]}:{got[1]}"
+
+        return _LINE_REF.sub(sub, text)
+
+
+def relocate(findings: list[Finding], ptx_text: str, ptx_path: str,
+             sources: MutableMapping[str, str] | None = None) -> list[Finding]:
+    """``findings`` of the PTX file ``ptx_path`` (text ``ptx_text``) moved to their CUDA source lines (see the
+    module docstring).  ``sources`` (display path → text) is read for code frames and fingerprints, and gets the
+    source files that were read.  Findings that stay on the PTX keep their fingerprints; moved ones get those of
+    their CUDA lines."""
+    from tmemlint.fingerprint import assign_fingerprints
+
+    if not findings:
+        return []
+    sources = {} if sources is None else sources
+    m = _Mapper(ptx_text, ptx_path, sources)
+    m.ptx_path = ptx_path
+    out: list[Finding] = []
+    moved: dict[str, list[Finding]] = {}
+    for f in findings:
+        got = m.place(f.line)
+        if got is None:
+            loc = m.locs.get(f.line)
+            if loc is not None:
+                f.related.insert(0, Related(loc.file, loc.line, max(loc.column, 1),
+                                            "the CUDA source of this instruction (file not found here)"))
+            out.append(f)
+            continue
+        path, line, col, end = got
+        loc = m.locs[f.line]
+        related = [Related(ptx_path, f.line, f.column, "the PTX instruction")]
+        related += [m.related(r) for r in f.related]
+        for name, ln, c in loc.inlined_at:
+            site = m.file(name)
+            if site is not None:
+                related.append(Related(site, ln, max(c, 1), "called from here (inlined)"))
+        g = Finding(path, line, col, line, end, f.code, f.name, f.severity, m.message(f.message, path), related,
+                    [m.related(s) for s in f.flow], f.function, origin=ptx_path)
+        moved.setdefault(path, []).append(g)
+        out.append(g)
+    for path, group in moved.items():
+        assign_fingerprints(group, m.text(path) or [])
+    return out
