@@ -71,6 +71,11 @@ class SyncSite:
 def _mbar_key(values, inst: Instruction) -> BarrierKey:
     addr = next((o for o in inst.operands if type(o) is Address), None)
     v = values.value(inst, addr) if addr is not None else TOP
+    return _key_of(v)
+
+
+def _key_of(v) -> BarrierKey:
+    """The mbarrier key of shared-memory address value ``v``."""
     if v is not TOP and v[0] == "sym":
         return BarrierKey("mbar", (v[1], v[2]))
     if v is not TOP and v[0] == "symx":
@@ -115,11 +120,29 @@ _OBSERVED = {"ld", "ldu", "st", "tcgen05", "bar", "barrier", "mbarrier", "call",
 
 @dataclass(slots=True)
 class _Counts:
-    """For one warp class and one barrier key, per observed instruction index: the fewest waits on the key on any
-    feasible path reaching it, and the most arrivals on any path (both capped at ``MANY``)."""
+    """For one warp class and one barrier key, per observed instruction index and per CTA-uniform fact set of the
+    paths reaching it: the fewest waits on the key, and the most arrivals (both capped at ``MANY``).  Past
+    ``_MAX_FACT_SETS`` fact sets an instruction keeps one entry under the empty fact set (any path)."""
 
-    waits: dict[int, int]
-    arrivals: dict[int, int]
+    waits: dict[int, dict]
+    arrivals: dict[int, dict]
+
+
+def peer_arrive_key(values, inst: Instruction) -> BarrierKey | None:
+    """The local mbarrier whose counterpart in a peer CTA ``inst`` arrives on: an ``mbarrier.arrive`` (or
+    ``tcgen05.commit … .multicast::cluster``) whose address is ``mapa`` of a local address (PTX ISA §9.7.9.22:
+    the same variable in CTA ``r`` of the cluster).  A kernel whose CTAs run the same code receives, on its own
+    barrier at that address, the arrival its peer makes with the same instruction; None for a local arrive."""
+    if not (inst.op == "mbarrier" and len(inst.parts) > 1 and inst.parts[1].startswith("arrive")):
+        return None
+    addr = next((o for o in inst.operands if type(o) is Address), None)
+    if addr is None or addr.base is None or not hasattr(addr.base, "name"):
+        return None
+    for d in values._reaching(inst, addr.base.name):
+        src = values.insts[d]
+        if src.op == "mapa" and len(src.operands) >= 2:
+            return _key_of(values.value(src, src.operands[1]))
+    return None
 
 
 class SyncModel:
@@ -149,8 +172,8 @@ class SyncModel:
         hit = self._counts.get((id(klass), key))
         if hit is not None and hit[0] is klass:
             return hit[1]
-        waits: dict[int, int] = {}
-        arrivals: dict[int, int] = {}
+        waits: dict[int, dict] = {}
+        arrivals: dict[int, dict] = {}
 
         def transfer(prop, inst):
             s = self.site(inst)
@@ -159,10 +182,14 @@ class SyncModel:
             arr, wai = prop
             return (min(arr + 1, MANY) if s.arrives else arr, min(wai + 1, MANY) if s.waits else wai)
 
-        def observe(_k, prop, inst, _facts):
+        def observe(_k, prop, inst, facts):
             i = inst.index
-            waits[i] = min(waits.get(i, MANY), prop[1])
-            arrivals[i] = max(arrivals.get(i, 0), prop[0])
+            uniform = frozenset(f for f in facts if not is_lane_fact(f[0]))
+            w, a = waits.setdefault(i, {}), arrivals.setdefault(i, {})
+            if uniform not in w and len(w) >= _MAX_FACT_SETS:
+                uniform = frozenset()
+            w[uniform] = min(w.get(uniform, MANY), prop[1])
+            a[uniform] = max(a.get(uniform, 0), prop[0])
 
         self.ctx.simulate(transfer, (0, 0), observe, classes=[klass], relevant=self._relevant)
         c = _Counts(waits, arrivals)
@@ -237,17 +264,24 @@ class SyncModel:
         if not paths_a:
             return None
         facts_b = self._reaching_facts(kb).get(b.index)
-        ordered_by: dict[BarrierKey, bool] = {}
 
-        def orders(x: BarrierKey) -> bool:
-            if x not in ordered_by:
-                n = self._count(ka, x).arrivals.get(a.index, 0)
-                m = self._count(kb, x).waits.get(b.index, 0)
-                ordered_by[x] = m > 0 and (n >= MANY or m >= MANY or n + 1 <= m)
-            return ordered_by[x]
+        def orders(x: BarrierKey, fa: frozenset, fb: frozenset) -> bool:
+            """``ka``'s first arrival on ``x`` after ``a`` is in a phase ``kb`` waited for, on the paths of facts
+            ``fa`` (``ka``) and ``fb`` (``kb``)."""
+            b_states = [(f, m) for f, m in self._count(kb, x).waits.get(b.index, {}).items()
+                        if consistent_choice_facts([f, fb, fa])]
+            a_states = self._count(ka, x).arrivals.get(a.index, {})
+            if not b_states:
+                return False
+            for f, m in b_states:  # each path of kb to b, against the paths of ka to a that agree with it
+                n = max((c for g, c in a_states.items() if consistent_choice_facts([g, f, fa])), default=0)
+                if not (m > 0 and (n >= MANY or m >= MANY or n + 1 <= m)):
+                    return False
+            return True
 
         for fb in (facts_b if facts_b else (frozenset(),)):
+            fb = frozenset(f for f in fb if not is_lane_fact(f[0]))
             for keys, fa in paths_a:
-                if consistent_choice_facts([fa, fb]) and not any(orders(x) for x in keys):
+                if consistent_choice_facts([fa, fb]) and not any(orders(x, fa, fb) for x in keys):
                     return False
         return True

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tmemlint.analysis.values import TOP, ValueAnalysis, _CMP, _NEGATE, eval_tid, opaque_deps
+from tmemlint.analysis.values import _BIN as _CMP_BIN, TOP, ValueAnalysis, _CMP, _NEGATE, eval_tid, opaque_deps
 from tmemlint.ir import Function, Instruction, Reg
 
 MAX_THREADS = 1024
@@ -153,6 +153,14 @@ class GuardOracle:
         #: ``truth`` results by (predicate value, facts): the simulation asks the same question on every visit
         self._truths: dict = {}
 
+    def _paired(self) -> bool:
+        """Whether the function issues ``.cta_group::2`` instructions (its cluster has at least 2 CTAs)."""
+        p = self.va.__dict__.get("_paired")
+        if p is None:
+            p = self.va.__dict__["_paired"] = any(
+                i.op == "tcgen05" and "cta_group::2" in i.parts for i in self.va.insts)
+        return p
+
     def value(self, inst: Instruction, reg: Reg):
         """The predicate value of ``reg`` at ``inst`` (a ``("phi", …)`` key when definitions disagree)."""
         v = self.va.reg_value(inst, reg)
@@ -211,6 +219,10 @@ class GuardOracle:
             return not pol
         if key[0] == "cmp" and facts:
             t = _interval_truth(key, facts)
+            if t is not None:
+                return t == pol
+        if key[0] == "cmp":
+            t = _cluster_truth(key, self._paired())
             if t is not None:
                 return t == pol
         if facts and self.deps.get(key):
@@ -288,6 +300,45 @@ class GuardOracle:
         key, pol = self._key(v)
         return facts | {(key, want == pol)}
 
+
+
+_CLUSTER_SREGS = ("%cluster_nctaid.x", "%cluster_nctaid.y", "%cluster_nctaid.z", "%cluster_nctarank")
+_POW2 = (1, 2, 4, 8, 16)
+
+
+def _cluster_value(v, env: dict):
+    """``v`` evaluated with the cluster extents ``env``; None when it depends on anything else."""
+    tag = v[0]
+    if tag == "c":
+        return v[1]
+    if tag == "sreg":
+        return env.get(v[1])
+    if tag == "op" and len(v) == 5 and v[1] in ("mul", "add", "sub", "shl", "shr", "and", "or"):
+        a, b = _cluster_value(v[2], env), _cluster_value(v[3], env)
+        return None if a is None or b is None else _CMP_BIN[v[1]](a, b)
+    return None
+
+
+def _cluster_truth(key, paired: bool) -> bool | None:
+    """A comparison of the cluster's extents (``%cluster_nctaid.*``, ``%cluster_nctarank``) decided over every
+    cluster shape the launch may have: x and y powers of two up to 16 CTAs (PTX ISA §10.14-15; 8 portable, 16
+    with the non-portable opt-in), at least 2 CTAs when the kernel issues ``.cta_group::2`` (a CTA pair lives in
+    one cluster, §9.7.16.2.4).  The z extent is taken as 1: every 2-CTA kernel known launches 2D clusters (a
+    documented limit).  None when the shapes disagree or the comparison involves other values."""
+    results = set()
+    for x in _POW2:
+        for y in _POW2:
+            n = x * y
+            if n > 16 or (paired and n < 2):
+                continue
+            env = {"%cluster_nctaid.x": x, "%cluster_nctaid.y": y, "%cluster_nctaid.z": 1, "%cluster_nctarank": n}
+            a, b = _cluster_value(key[2], env), _cluster_value(key[3], env)
+            if a is None or b is None:
+                return None
+            results.add(_CMP[key[1]](a, b))
+            if len(results) > 1:
+                return None
+    return results.pop() if results else None
 
 
 _SIGNED = {"lt", "le", "eq"}

@@ -336,27 +336,44 @@ def _callees(ctx):
 def pair_alloc_unsynchronized(ctx):
     """PTX ISA Table 46 and §9.7.16.7.1: for cta_group::2 one warp of each peer CTA allocates, and the peer must
     have been launched and not have exited: a cluster barrier before the paired alloc, and after the paired work
-    before the dealloc (reference §1)."""
+    before the dealloc (reference §1).
+
+    Followed on the paths of each warp class (``ctx.simulate``), so a role that falls through into a join where
+    only another warp allocates is not confused with it.  After the paired work, a wait on a local mbarrier that
+    the kernel also arrives on in its peer CTA (``mbarrier.arrive`` through ``mapa``: CUTLASS's paired TMEM
+    release) stands for the cluster barrier: the peer arrives there only after its own paired work."""
+    from tmemlint.analysis.order import peer_arrive_key
     from tmemlint.analysis.sync import cta_group
 
     sites = ctx.sites
-    pair = [i for i in sites.allocs + sites.deallocs if cta_group(i) == 2]
+    pair = {i.index for i in sites.allocs + sites.deallocs if cta_group(i) == 2}
     if not pair:
         return
-    from tmemlint.analysis.control import must_state
+    insts = ctx.function.instructions
+    va = ctx.values
+    peer_keys = [k for k in (peer_arrive_key(va, i) for i in insts if i.op == "mbarrier") if k is not None]
+    paired_work = ("tcgen05.mma", "tcgen05.cp", "tcgen05.commit", "tcgen05.shift")
 
-    def transfer(state, inst):
+    def transfer(synced, inst):
         if inst.op == "barrier" and "cluster" in inst.parts and "wait" in inst.parts:
             return True
-        if inst.op == "tcgen05" and cta_group(inst) == 2 and inst.family in ("tcgen05.mma", "tcgen05.cp",
-                                                                             "tcgen05.commit", "tcgen05.shift"):
+        if inst.op == "tcgen05" and inst.family in paired_work and cta_group(inst) == 2:
             return False
-        return state
+        if peer_keys and inst.op == "mbarrier":
+            s = ctx.sync.site(inst)
+            if s is not None and s.waits and any(s.key.may_alias(k) for k in peer_keys):
+                return True
+        return synced
 
-    before = must_state(ctx, transfer, False, relevant=lambda i: i.op in ("barrier", "tcgen05"))
-    for i in pair:
-        if before.get(i.index, True):
-            continue
+    unsynced: set[int] = set()
+
+    def observe(_klass, synced, inst, _facts):
+        if inst.index in pair and not synced:
+            unsynced.add(inst.index)
+
+    ctx.simulate(transfer, False, observe, relevant=lambda i: i.op in ("barrier", "tcgen05", "mbarrier"))
+    for idx in sorted(unsynced):
+        i = insts[idx]
         if i.family == "tcgen05.alloc":
             ctx.report("TM111", i, "tcgen05.alloc.cta_group::2 is not preceded by a cluster barrier on every path "
                                    "(barrier.cluster.arrive + wait): the peer CTA may not be running yet")
