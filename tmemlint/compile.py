@@ -28,7 +28,6 @@ import subprocess
 import tempfile
 
 from tmemlint.findings import CheckError, Finding, Related
-from tmemlint.frontend.parser import PTXSyntaxError, parse_text
 from tmemlint.ir import Instruction, Module, SourcePos
 
 #: Seconds nvcc may run for one file.
@@ -241,19 +240,3 @@ def _source_line(mo: re.Match, m: _SourceMapper, shown: str) -> str:
         return mo.group(0)
     f = m.file(src.file)
     return f"line {src.line}" if f == shown else f"{f}:{src.line}"
-
-
-def lint_compiled(text: str, path: str, options) -> list[Finding]:
-    """Compile ``path`` with nvcc, lint the PTX with ``options``, and return the findings on the source lines.
-    Raises CompileError when nvcc cannot be run or rejects the file."""
-    from tmemlint.engine import _finding, lint_module
-
-    includes = tuple(f"-I{os.path.abspath(d)}" for d in getattr(options, "include_dirs", ()))
-    ptx = compile_to_ptx(text, path, tuple(options.nvcc_args) + includes, options.defines)
-    shown = f"{path} (nvcc PTX)"
-    try:
-        module = parse_text(ptx, shown)
-    except PTXSyntaxError as e:
-        return [_finding(path, "TM900", 1, 1, 2, f"the PTX nvcc made is not readable at its line {e.line}: "
-                                                 f"{e.message}")]
-    return map_findings(lint_module(module, shown, options), module, path, text)

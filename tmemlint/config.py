@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from tmemlint.checks.registry import RULES, load_all, resolve_prefix
-from tmemlint.engine import Options
+from tmemlint.options import Options
 
 KEYS = ("select", "extend-select", "ignore", "severity", "per-file-ignores", "fail-on", "ctas-per-sm", "exclude",
         "extend-exclude", "force-exclude", "respect-gitignore", "include-dirs")

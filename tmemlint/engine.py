@@ -19,6 +19,7 @@ from tmemlint.findings import CheckError, Finding, Severity
 from tmemlint.frontend import parser
 from tmemlint.frontend.parser import PTXSyntaxError, decode, parse_text
 from tmemlint.ir import Module
+from tmemlint.options import Options  # noqa: F401 - its home is tmemlint.options; re-exported here
 
 PTX_SUFFIXES = (".ptx",)
 SOURCE_SUFFIXES = (".cu", ".cuh")
@@ -36,41 +37,6 @@ MAX_VALUE_WORK = 4_000_000
 #: PTX files with at least this many lines and several kernels are parsed and analysed in ``Options.jobs``
 #: processes (``_lint_parts``); below it a process costs more than it saves.
 SPLIT_MIN_LINES = 20_000
-
-
-@dataclass(slots=True)
-class Options:
-    """What to check and how to report it (one file's resolved configuration, see ``tmemlint.config``).
-
-    ``codes``: the enabled rule codes (None: the registry's defaults).  ``severity``: code → ``"error"`` |
-    ``"warning"`` | ``"info"`` overriding the rule's default severity in the findings.  ``fail_on``: the lowest
-    severity that makes the exit code 1 (``"error"``, ``"warning"``, ``"info"``, ``"never"``).  ``ctas_per_sm``:
-    CTAs resident per SM from the configuration (None: from ``.minnctapersm`` only), for the column budget rule;
-    rules read it as ``ctx.options.ctas_per_sm``.  CUDA sources: ``defines`` (``-D``: name → value) decide their
-    ``#if``; ``compile`` lints them through nvcc (``--compile``) with ``nvcc_args`` added to its command line."""
-
-    codes: set[str] | None = None
-    severity: dict[str, str] = field(default_factory=dict)
-    fail_on: str = "error"
-    ctas_per_sm: int | None = None
-    defines: dict[str, str] = field(default_factory=dict)
-    compile: bool = False
-    nvcc_args: tuple[str, ...] = ()
-    #: Folders searched for quoted includes (``-I``, ``include-dirs``), after the including file's folder.
-    include_dirs: tuple[str, ...] = ()
-    #: Processes one large PTX file may be split over (``SPLIT_MIN_LINES``); the CLI sets it for a run over a
-    #: single file, where ``--jobs`` has no other files to share out.
-    jobs: int = 1
-
-    def rules(self) -> list[Rule]:
-        load_all()
-        if self.codes is None:
-            return [r for r in RULES.values() if r.enabled]
-        return [RULES[c] for c in sorted(self.codes) if c in RULES]
-
-    def wants(self, code: str) -> bool:
-        load_all()
-        return RULES[code].enabled if self.codes is None else code in self.codes
 
 
 @dataclass(slots=True)
@@ -257,9 +223,7 @@ def lint_source(text: str, path: str, options: Options | None = None) -> list[Fi
     options = options or Options()
     load_all()
     if options.compile:
-        from tmemlint.compile import lint_compiled
-
-        return lint_compiled(text, path, options)
+        return _lint_compiled(text, path, options)
     if "tcgen05" not in text and "#include" not in text:
         return []  # nothing here touches Tensor Memory (the frontend decides for files with includes)
     from tmemlint.frontend.cuda import diagnostic_findings, parse_cuda, with_inline_context
@@ -267,6 +231,25 @@ def lint_source(text: str, path: str, options: Options | None = None) -> list[Fi
     unit = parse_cuda(text, path, options.defines, options.include_dirs)
     found = diagnostic_findings(unit, path, options.wants) + lint_module(unit.module, path, options)
     return with_inline_context(found, unit)
+
+
+def _lint_compiled(text: str, path: str, options: Options) -> list[Finding]:
+    """Compile mode: nvcc makes the PTX of ``path`` (``tmemlint.compile``), the rules run on it, and the findings
+    move to the source lines.  Raises ``CompileError`` (a CheckError) when nvcc cannot be run or rejects the
+    file."""
+    import os
+
+    from tmemlint.compile import compile_to_ptx, map_findings
+
+    includes = tuple(f"-I{os.path.abspath(d)}" for d in options.include_dirs)
+    ptx = compile_to_ptx(text, path, tuple(options.nvcc_args) + includes, options.defines)
+    shown = f"{path} (nvcc PTX)"
+    try:
+        module = parse_text(ptx, shown)
+    except PTXSyntaxError as e:
+        return [_finding(path, "TM900", 1, 1, 2, f"the PTX nvcc made is not readable at its line {e.line}: "
+                                                 f"{e.message}")]
+    return map_findings(lint_module(module, shown, options), module, path, text)
 
 
 def source_linter() -> Callable | None:

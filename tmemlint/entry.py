@@ -24,19 +24,11 @@ import sys
 from pathlib import Path
 
 from tmemlint import __version__
+from tmemlint.cachedir import cache_dir
 
 _CONFIG_NAMES = ("pyproject.toml", "tmemlint.toml")
 _UNCACHEABLE = {"-", "--write-baseline", "--compile", "--stdin-filename", "server", "plan", "rules", "rule",
                 "--help", "-h", "--version", "--statistics"}
-
-
-def cache_dir() -> Path:
-    """Where cache entries are stored (see the module docstring)."""
-    env = os.environ.get("TMEMLINT_CACHE_DIR")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "tmemlint"
 
 
 def _configs_for(path: Path) -> list[Path]:

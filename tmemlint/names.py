@@ -61,7 +61,7 @@ def base_name(name: str | None) -> str:
     if text == name and "(" not in text and "<" not in text and "::" not in text:
         return name
     text = _drop_brackets(text, "<", ">")
-    depth, cut = 0, len(text)
+    cut = len(text)
     for i, ch in enumerate(text):  # the parameter list: the first '(' outside brackets
         if ch == "(":
             cut = i

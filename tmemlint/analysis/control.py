@@ -17,7 +17,7 @@ from tmemlint.analysis.values import TOP
 from tmemlint.ir import Instruction
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tmemlint.checks.context import FunctionContext
+    from tmemlint.analysis.context import AnalysisContext as FunctionContext
 
 _SINK = "sink"
 

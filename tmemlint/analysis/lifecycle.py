@@ -36,7 +36,7 @@ from tmemlint.analysis.threads import WarpClass, is_lane_fact
 from tmemlint.ir import Instruction
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tmemlint.checks.context import FunctionContext
+    from tmemlint.analysis.context import AnalysisContext as FunctionContext
 
 #: Combinations of per-class exit states examined before giving up (TM901).
 COMBINATION_BUDGET = 200_000

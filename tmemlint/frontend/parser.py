@@ -70,14 +70,14 @@ def backend() -> str:
 def _table_cache(grammar: str, kind: str) -> Path | None:
     """Where the LALR tables built from ``grammar`` are kept between runs (Lark's ``cache`` file: a pickle of the
     analysed grammar, about 50 KB; loading it takes ~10 ms where building the tables takes ~100 ms): in the result
-    cache's folder (``tmemlint.entry.cache_dir``), named by the SHA-256 of the grammar, the Lark version and the
+    cache's folder (``tmemlint.cachedir.cache_dir``), named by the SHA-256 of the grammar, the Lark version and the
     backend, so an edited grammar never loads stale tables.  None when the folder cannot be created (then the
     tables are built in every process)."""
     import hashlib
 
     import lark
 
-    from tmemlint.entry import cache_dir
+    from tmemlint.cachedir import cache_dir
 
     digest = hashlib.sha256(f"{lark.__version__}\0{kind}\0{grammar}".encode()).hexdigest()[:32]
     folder = cache_dir() / "parser"
