@@ -358,3 +358,72 @@ def test_compile_mode_paths_are_relative_to_the_current_folder(tmp_path, monkeyp
     assert m.file("/tmp/tmemlint-nvcc-abc123/k.cu") == "src/k.cu"  # nvcc's copy of standard input
     assert re.fullmatch(r"/\S+", m.file("/elsewhere/h.cuh"))  # outside the current folder: as nvcc names it
     assert ROOT.is_dir()
+
+
+# ---------------------------------------------------------------------- C++ of hand-written kernels
+
+TEMPLATE_KERNEL = """#include <cstdint>
+#define DEVICE __device__ __forceinline__
+DEVICE uint32_t elect_sync() {
+  uint32_t pred = 0;
+  asm volatile("{\\n\\t.reg .pred P1;\\n\\telect.sync _|P1, %1;\\n\\tselp.b32 %0, 1, 0, P1;\\n\\t}" : "+r"(pred) : "r"(0xFFFFFFFF));
+  return pred;
+}
+template <int NUM> DEVICE void ld_32x32b(float (&tmp)[NUM], uint32_t taddr);
+template <> DEVICE void ld_32x32b<2>(float (&tmp)[2], uint32_t taddr) {
+  asm volatile("tcgen05.ld.sync.aligned.32x32b.x2.b32 {%0, %1}, [%2];" : "=f"(tmp[0]), "=f"(tmp[1]) : "r"(taddr));
+}
+template <int BLOCK_N>
+__global__ __launch_bounds__(128) void k(float* out) {
+  __shared__ int slot;
+  const int warp_id = threadIdx.x / 32;
+  if (warp_id == 0 && elect_sync()) {
+    out[0] = 0.f;
+  } else if (warp_id == 1) {
+    asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], %1;" :: "r"((int)__cvta_generic_to_shared(&slot)), "r"(BLOCK_N));
+    asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;");
+  }
+  asm volatile("tcgen05.fence::before_thread_sync;");
+  __syncthreads();
+  asm volatile("tcgen05.fence::after_thread_sync;");
+  float tmp[2];
+  ld_32x32b<2>(tmp, slot + ((warp_id * 32) << 16));
+  asm volatile("tcgen05.wait::ld.sync.aligned;");
+  out[threadIdx.x] = tmp[0] + tmp[1];
+  asm volatile("tcgen05.fence::before_thread_sync;");
+  __syncthreads();
+  if (warp_id == 1) asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;" :: "r"(slot), "r"(BLOCK_N));
+}
+void launch(float* out) { k<COLS><<<1, 128>>>(out); }
+"""
+
+
+def test_template_kernel_is_lowered_per_launched_instantiation_with_explicit_specialisations():
+    # the alloc in `else if (warp_id == 1)` after `if (warp_id == 0 && elect_sync())`: warp 1 never meets the
+    # lane-varying elect (no TM109); the explicit specialisation ld_32x32b<2> is the helper called
+    assert lint_source(TEMPLATE_KERNEL.replace("COLS", "128"), "k.cu") == []
+    got = lint_source(TEMPLATE_KERNEL.replace("COLS", "96"), "k.cu")
+    assert sorted((f.line, f.code) for f in got) == [(19, "TM102"), (31, "TM102")]
+    assert "96" in got[0].message
+
+
+def test_two_instantiations_are_two_kernels():
+    src = TEMPLATE_KERNEL.replace("k<COLS><<<1, 128>>>(out);", "k<128><<<1, 128>>>(out); k<96><<<1, 128>>>(out);")
+    assert sorted((f.line, f.code, f.function) for f in lint_source(src, "k.cu")) == [
+        (19, "TM102", "k<96>"), (31, "TM102", "k<96>")]
+
+
+def test_enum_conversion_is_a_cast_not_an_unseen_call():
+    src = ("#include <cstdint>\nenum class Role : int { kAlloc = 0, kEpi = 1 };\n__global__ void k() {\n"
+           "  __shared__ uint32_t s;\n  const int w = threadIdx.x / 32;\n  const Role r = w < 1 ? Role(w) : Role::kEpi;\n"
+           "  if (r == Role::kAlloc) asm volatile(\"tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], 32;\" "
+           ":: \"r\"((uint32_t)__cvta_generic_to_shared(&s)));\n  __syncthreads();\n"
+           "  if (r == Role::kAlloc) asm volatile(\"tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, 32;\" :: \"r\"(s));\n}\n")
+    assert lint_source(src, "k.cu") == []
+
+
+def test_libcu_ptx_wrappers_are_not_taken_for_harmless():
+    src = ("#include <cuda/ptx>\n__global__ void k() {\n  __shared__ unsigned s;\n"
+           "  cuda::ptx::tcgen05_alloc(cuda::ptx::cta_group_1, &s, 128u);\n  cuda::std::uint32_t x = 0; (void)x;\n}\n")
+    got = lint_source(src, "k.cu")
+    assert [(f.line, f.code) for f in got] == [(4, "TM901")] and "cuda::ptx::tcgen05_alloc" in got[0].message

@@ -69,13 +69,54 @@ def _lane_varying(ctx: "FunctionContext", inst: Instruction, reg) -> bool:
     return any(k.decide(key[1]) is None for k in ctx.threads.classes)
 
 
+def _decided(ctx: "FunctionContext", inst: Instruction, reg, klass) -> bool | None:
+    """The value of predicate ``reg`` at ``inst`` on every thread of warp class ``klass``, None when it is not a
+    thread predicate the class decides."""
+    v = ctx.values.reg_value(inst, reg)
+    if v is TOP:
+        return None
+    key, _ = normalize(v)
+    return klass.decide(key[1]) if key[0] == "tid" else None
+
+
+def class_blocks(ctx: "FunctionContext", klass) -> set:
+    """Blocks the threads of warp class ``klass`` can reach: from the entry, a guarded branch whose predicate the
+    class decides is followed on its decided side only (cached on ``ctx``)."""
+    cache = ctx.__dict__.setdefault("_class_blocks", {})
+    got = cache.get(id(klass))
+    if got is not None:
+        return got
+    g = ctx.cfg.graph
+    seen: set = set()
+    work = [ENTRY]
+    while work:
+        n = work.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        for s in g.successors(n):
+            cond = g[n][s].get("cond")
+            if cond is not None:
+                guard, taken = cond
+                d = _decided(ctx, ctx.cfg.blocks[n].instructions[-1], guard.reg, klass)
+                if d is not None and (d != guard.negated) != taken:
+                    continue
+            work.append(s)
+    cache[id(klass)] = seen
+    return seen
+
+
 def lane_varying_controls(ctx: "FunctionContext", inst: Instruction):
-    """``(instruction, description)`` of a lane-varying condition ``inst`` executes under, or None."""
+    """``(instruction, description)`` of a lane-varying condition ``inst`` executes under, or None.  A branch
+    counts only for the warp classes that reach both it and ``inst`` (``class_blocks``): under ``if (warp == 0 &&
+    elect_one()) … else if (warp == 1) alloc``, warp 1 never meets the lane-varying elect."""
     if inst.guard is not None and _lane_varying(ctx, inst, inst.guard.reg):
         return inst, f"its guard @{'!' if inst.guard.negated else ''}{inst.guard.reg.name}, which differs " \
                      f"between lanes of a warp"
     deps = control_dependences(ctx)
     blocks = ctx.cfg.blocks
+    home = ctx.cfg.block_of[inst.index]
+    reaching = [k for k in ctx.threads.classes if home in class_blocks(ctx, k)]
     seen = set()
     work = list(deps.get(ctx.cfg.block_of[inst.index], ()))
     while work:
@@ -84,7 +125,8 @@ def lane_varying_controls(ctx: "FunctionContext", inst: Instruction):
             continue
         seen.add(b)
         last = blocks[b].instructions[-1]
-        if last.guard is not None and _lane_varying(ctx, last, last.guard.reg):
+        if last.guard is not None and _lane_varying(ctx, last, last.guard.reg) and any(
+                b in class_blocks(ctx, k) and _decided(ctx, last, last.guard.reg, k) is None for k in reaching):
             return last, f"the branch at line {last.span.line}, whose condition differs between lanes of a warp"
         work.extend(deps.get(b, ()))
     return None

@@ -117,6 +117,8 @@ def _region_of(f: FunctionDef, pre: Preprocessed) -> Region | None:
     return None
 
 
+#: Instantiations of one kernel template lowered (each is a kernel of its own in nvcc's PTX).
+MAX_INSTANTIATIONS = 8
 #: Angle-included libraries with tcgen05 code (CUTLASS/CuTe, ThunderKittens, DeepGEMM): a kernel built on them may
 #: reach Tensor Memory through functions source mode does not read.
 _TMEM_LIBRARIES = re.compile(r"^(cute|cutlass|kittens|deep_gemm|flashinfer|tk)\b|kittens\.cuh|tcgen05")
@@ -196,20 +198,45 @@ def parse_cuda(text: str, path: str, defines: dict[str, str] | None = None,
                 f"{region.end_line}) is not decidable from this file and the -D options; pass -DNAME[=VALUE] to "
                 f"choose its branch"))
             continue
-        lw = Lowering(prog, f, asm_cache)
-        fn = lw.run()
-        unit.diagnostics.extend(lw.diagnostics)
-        if fn is None:
-            continue
-        if lw.unseen:
-            unit.blind[fn.name] = list(lw.unseen)
-            for name, sp in lw.unseen.items():
-                unit.diagnostics.append(Diagnostic("TM901", sp, _unseen_message(f.name, name, pre)))
-        unit.module.functions.append(fn)
-        for name, var in fn.variables.items():
-            if name not in unit.module.variables and "." not in name:
-                unit.module.variables[name] = var
+        insts = _instantiations(f, prog) if f.template_params else []
+        for targs in insts or [None]:
+            name = f"{f.name}{prog.text(targs).replace(' ', '')}" if len(insts) > 1 else None
+            lw = Lowering(prog, f, asm_cache, targs, name)
+            fn = lw.run()
+            unit.diagnostics.extend(lw.diagnostics)
+            if fn is None:
+                continue
+            if lw.unseen:
+                unit.blind[fn.name] = list(lw.unseen)
+                for callee, sp in lw.unseen.items():
+                    unit.diagnostics.append(Diagnostic("TM901", sp, _unseen_message(f.name, callee, pre)))
+            unit.module.functions.append(fn)
+            for vname, var in fn.variables.items():
+                if vname not in unit.module.variables and "." not in vname:
+                    unit.module.variables[vname] = var
     return unit
+
+
+def _instantiations(f: FunctionDef, prog: Program) -> list:
+    """The ``template_argument_list`` nodes of the instantiations of kernel template ``f`` that nvcc compiles:
+    its launches (``f<128><<<grid, block>>>(…)``) and explicit instantiations (``template __global__ void
+    f<128>(…);``), one per distinct argument text; empty when there are none (it is lowered once, with its
+    default arguments)."""
+    out: dict[str, object] = {}
+    stack = [prog.root]
+    while stack:
+        n = stack.pop()
+        if n.type == "template_function":
+            name = n.child_by_field_name("name")
+            args = n.child_by_field_name("arguments")
+            if name is not None and args is not None and prog.text(name).rsplit("::", 1)[-1] == f.name:
+                p = n.parent
+                launch = p is not None and p.type == "call_expression" and any(
+                    c.type == "kernel_call_syntax" for c in p.children)
+                if launch or (p is not None and p.type == "function_declarator"):
+                    out.setdefault(prog.text(args).replace(" ", ""), args)
+        stack.extend(n.named_children)
+    return list(out.values())[:MAX_INSTANTIATIONS]
 
 
 def _missing_note(pre: Preprocessed) -> str:
@@ -227,7 +254,7 @@ def _unseen_message(kernel: str, name: str, pre: Preprocessed) -> str:
     ways out."""
     short = name.rsplit("::", 1)[-1]
     m = re.search(r"^[^\n;{}]*\b" + re.escape(short) + r"\s*\([^\n]*$", pre.text, re.M) if short.isidentifier() else None
-    hint = macro_hint(m.group(0), pre.macros) if m else ""
+    hint = macro_hint(m.group(0), pre.macros, pre.text) if m else ""
     if hint:
         line = pre.map.line_col(len(pre.text[:m.start()].encode("utf-8")))[0]
         return (f"{kernel} calls {name}, whose definition at line {line} source mode cannot read{hint}; the "

@@ -218,8 +218,12 @@ class Lowering:
     ``run()`` returns the Function, or None when the function could not be lowered; ``diagnostics`` then (and for
     asm text that is not statically known or not PTX) holds TM900/TM901 entries."""
 
-    def __init__(self, program: Program, fdef: FunctionDef, asm_cache: dict):
-        """``asm_cache`` is shared by the functions of one file (parsed asm templates, per-node facts)."""
+    def __init__(self, program: Program, fdef: FunctionDef, asm_cache: dict, targs=None, name: str | None = None):
+        """``asm_cache`` is shared by the functions of one file (parsed asm templates, per-node facts); ``targs``
+        the ``template_argument_list`` node of the instantiation lowered (a kernel template launched as
+        ``k<128><<<…>>>``), ``name`` the function's name in the IR (default: the definition's)."""
+        self.targs = targs
+        self.ir_name = name
         self.P = program
         self.fdef = fdef
         self.path = program.path
@@ -329,9 +333,11 @@ class Lowering:
     def run(self) -> Function | None:
         f = self.fdef
         span = self.span(f.name_node) if f.name_node is not None else self.span(f.node)
-        fn = Function(f.name if f.owner is None else f.qualname, f.is_kernel, span)
+        fn = Function(self.ir_name or (f.name if f.owner is None else f.qualname), f.is_kernel, span)
         frame = Frame(f, [{}], is_entry=True, uid=self._uid())
         self.frames.append(frame)
+        if self.targs is not None:
+            frame.tenv = self._template_env(f, self.targs)
         self.cur_span = span
         try:
             _check_parsed(f, self.P)
@@ -1580,7 +1586,7 @@ class Lowering:
         k = self.peek_const(c)
         if k is not None:
             return self.value(a if k else b)
-        if a is not None and b is not None and _pure(a) and _pure(b):
+        if a is not None and b is not None and _pure(a, self.P.enum_types) and _pure(b, self.P.enum_types):
             p = self.as_pred(self.value(c))
             va, vb = self.value(a), self.value(b)
             if p.const is not None:
@@ -1645,7 +1651,7 @@ class Lowering:
                 if (op == "&&" and not kl) or (op == "||" and kl):
                     return V(Imm(1 if kl else 0), BOOL)
                 return self.as_pred(self.value(right))
-            if _pure(right):
+            if _pure(right, self.P.enum_types):
                 a = self.as_pred(self.value(left))
                 b = self.as_pred(self.value(right))
                 if a.const is not None:
@@ -2094,9 +2100,12 @@ class Lowering:
                 self.value(a, discard=True)
             return self.opaque(self.text(n), UNKNOWN)
         short = name.rsplit("::", 1)[-1]
+        if (name in self.P.enum_types or short in self.P.enum_types) and len(args) == 1:
+            return self.convert(self.value(args[0]), INT, explicit=True)  # an enum conversion Role(x)
         this = self.frame.this
         own = self._struct(this.ty) if this is not None and "::" not in name else None
-        cands = self.P.lookup_functions(name, len(args), own)
+        cands = self.P.lookup_functions(name, len(args), own,
+                                        self._spec_key(targs) if targs is not None else None)
         if cands:
             # a method called by its bare name inside another method of the same struct acts on the same object
             same = own is not None and cands[0].owner is own
@@ -2267,6 +2276,17 @@ class Lowering:
         if want_lvalue or not isinstance(result, V):
             return result
         return result
+
+    def _spec_key(self, targs) -> str:
+        """The template arguments of a call as an explicit specialization spells them: constants folded
+        (``f<kN / 2>`` finds ``template <> f<64>``), other arguments as written."""
+        parts = []
+        for x in targs.named_children:
+            if x.type == "comment":
+                continue
+            k = self.peek_const(x) if x.type != "type_descriptor" else None
+            parts.append(str(k) if k is not None else self.text(x).replace(" ", ""))
+        return "<" + ",".join(parts) + ">"
 
     def _template_env(self, f: FunctionDef, targs) -> dict:
         env: dict = {}
@@ -2509,9 +2529,9 @@ _PURE_CALLS = {"static_cast", "reinterpret_cast", "const_cast", "bit_cast", "min
                "__uint_as_float", "__float_as_uint", "__int_as_float", "__float_as_int", "__cvta_generic_to_shared"}
 
 
-def _pure(n) -> bool:
+def _pure(n, types=frozenset()) -> bool:
     """Whether expression ``n`` has no side effects (no assignments, increments, asm, or calls other than casts
-    and arithmetic intrinsics)."""
+    and arithmetic intrinsics); a call of one of ``types`` (``Role(x)``) is a cast."""
     stack = [n]
     while stack:
         x = stack.pop()
@@ -2526,7 +2546,8 @@ def _pure(n) -> bool:
                 fn = fn.child_by_field_name("name")
             if fn.type not in ("primitive_type", "sized_type_specifier") and (
                     fn.type not in ("identifier", "qualified_identifier")
-                    or fn.text.decode("utf-8", "replace").rsplit("::", 1)[-1] not in _PURE_CALLS):
+                    or fn.text.decode("utf-8", "replace").rsplit("::", 1)[-1] not in _PURE_CALLS
+                    and fn.text.decode("utf-8", "replace") not in types):
                 return False
             stack.extend(x.child_by_field_name("arguments").named_children)
             continue
@@ -2549,7 +2570,7 @@ def _check_parsed(f: FunctionDef, prog: Program) -> None:
             line_end = prog.src.find(b"\n", n.end_byte)
             what = "the C++ parser could not read the code at this line"
             raise Unsupported(n, what + macro_hint(prog.src[line_start:line_end if line_end >= 0 else None]
-                                                   .decode("utf-8", "replace"), prog.pre.macros))
+                                                   .decode("utf-8", "replace"), prog.pre.macros, prog.pre.text))
         stack.extend(c for c in reversed(n.children) if c.has_error or c.is_missing)
     raise Unsupported(root, "the C++ parser could not read this function")
 
@@ -2557,12 +2578,15 @@ def _check_parsed(f: FunctionDef, prog: Program) -> None:
 _MACRO_LIKE = re.compile(r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]*|[A-Z]{3,}[A-Z0-9]*)\b")
 
 
-def macro_hint(code: str, macros) -> str:
+def macro_hint(code: str, macros, unit_text: str = "") -> str:
     """``: NAME is probably a macro …`` for the first name in ``code`` written like a macro (upper case) that is
-    not defined in the translation unit, else ``""``."""
+    not defined in the translation unit (neither as a macro nor declared in ``unit_text``: a template parameter,
+    a variable, a type), else ``""``."""
     for m in _MACRO_LIKE.finditer(code):
         name = m.group(1)
-        if name not in macros and not code[m.end():m.end() + 1] == '"':
+        declared = re.search(r"\b(typename|class|struct|enum|using|int|unsigned|bool|auto|size_t|u?int\d+_t|char|"
+                             r"long|float|double)\s+" + name + r"\b\s*[=;,)>\[{]", unit_text)
+        if name not in macros and not code[m.end():m.end() + 1] == '"' and not declared:
             return (f": {name} is probably a macro of a header that was not read; pass -D {name}=… (its value as "
                     f"the build defines it) or -I DIR for the header")
     return ""
@@ -2794,6 +2818,8 @@ _MATH = frozenset(
                             "static_assert", "sizeof", "alignof", "decltype", "dim3", "clock", "clock64"}
 _HARMLESS_NAMESPACES = ("std::", "cuda::std::", "::std::", "cooperative_groups::", "cg::", "cub::", "thrust::",
                         "nvcuda::", "cuda::")
+#: ... except libcu++'s PTX wrappers (``cuda::ptx::tcgen05_alloc``) and anything named after Tensor Memory.
+_TMEM_NAMES = re.compile(r"^(::)?cuda::ptx::|tcgen05|tmem", re.I)
 _VECTOR_MAKE = re.compile(r"make_(u?(char|short|int|long|longlong)|float|double|half|bfloat16|cudaExtent|"
                           r"cudaPitchedPtr|cudaPos)[1-4]?")
 
@@ -2803,6 +2829,8 @@ def _harmless(name: str) -> bool:
     cannot see is known not to reach tcgen05: the toolkit's math and conversion functions and ``__`` intrinsics,
     vector constructors, and the standard library, cooperative groups, CUB and Thrust."""
     name = name.replace(" ", "")
+    if _TMEM_NAMES.search(name):
+        return False
     if name.startswith(_HARMLESS_NAMESPACES):
         return True
     short = name.rsplit("::", 1)[-1].split("<", 1)[0]

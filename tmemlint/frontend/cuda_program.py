@@ -70,6 +70,8 @@ class FunctionDef:
     name_node: Node | None = None
     _mutated: set[str] | None = None
     _has_asm: bool | None = None
+    #: the template arguments of an explicit specialization (``template <> void f<4>(…)``), spaces removed
+    spec_args: str | None = None
 
     def required_args(self) -> int:
         """How many arguments a call must pass (parameters without a default)."""
@@ -105,6 +107,7 @@ class Program:
         self.aliases: dict[str, Node | CType] = {}
         self.globals: dict[str, GlobalVar] = {}
         self.enums: dict[str, tuple[Node | None, int]] = {}
+        self.enum_types: set[str] = set()  # names of the enum types (``WarpRole(x)`` is a conversion)
         self._const_cache: dict[str, tuple | None] = {}
         self._const_busy: set[str] = set()
         self._lambdas: dict[int, FunctionDef] = {}
@@ -115,7 +118,7 @@ class Program:
             self.tree = cuda_parser().parse(self.src)
             self.root = self.tree.root_node
             self.functions, self.all_functions, self.structs = {}, [], dict(BUILTIN_STRUCTS)
-            self.aliases, self.globals, self.enums, self._texts = {}, {}, {}, {}
+            self.aliases, self.globals, self.enums, self._texts, self.enum_types = {}, {}, {}, {}, set()
             self._collect(self.root, "")
 
     def _unqualify_template_declarations(self) -> bool:
@@ -258,6 +261,10 @@ class Program:
         if fdecl is None:
             return
         name_node = fdecl.child_by_field_name("declarator")
+        spec = None
+        if name_node is not None and name_node.type == "template_function":  # an explicit specialization
+            spec = self.text(name_node.child_by_field_name("arguments")).replace(" ", "")
+            name_node = name_node.child_by_field_name("name")
         qual = self.text(name_node).replace(" ", "") if name_node is not None else "?"
         params = self._params(fdecl.child_by_field_name("parameters"))
         lb = []
@@ -281,6 +288,7 @@ class Program:
         f = FunctionDef(short, full, c, c.child_by_field_name("body"), params, ret_t, ret_ref,
                         "__global__" in specs, "constexpr" in specs or "consteval" in specs, owner,
                         self._template_params(template), lb, cd, name_node)
+        f.spec_args = spec
         if owner is None and "::" in qual:  # out-of-class method definition S::f
             sname = qual.rsplit("::", 1)[0].rsplit("::", 1)[-1]
             s = self.structs.get(sname)
@@ -402,6 +410,8 @@ class Program:
         if body is None:
             return
         ename = self.text(nm) if nm is not None else ""
+        if ename:
+            self.enum_types.update((ename, prefix + ename))
         nxt = 0
         for e in body.named_children:
             if e.type != "enumerator":
@@ -626,8 +636,11 @@ class Program:
         n = len([a for a in call.child_by_field_name("arguments").named_children if a.type != "comment"])
         return self.lookup_functions(name, n)
 
-    def lookup_functions(self, name: str, nargs: int, owner: StructInfo | None = None) -> list[FunctionDef]:
-        """Function definitions a call ``name(nargs arguments)`` may refer to, best first."""
+    def lookup_functions(self, name: str, nargs: int, owner: StructInfo | None = None,
+                         targs: str | None = None) -> list[FunctionDef]:
+        """Function definitions a call ``name(nargs arguments)`` (with template arguments ``targs``, spaces
+        removed) may refer to, best first: the explicit specialization for ``targs`` first, other explicit
+        specializations last."""
         name = name.replace(" ", "")
         if "<" in name:
             name = name.split("<", 1)[0]
@@ -637,5 +650,6 @@ class Program:
         if owner is not None:
             cands = [f for f in cands if f.owner is owner] or cands
         ok = [f for f in cands if f.body is not None and f.required_args() <= nargs <= len(f.params)]
-        ok.sort(key=lambda f: (len(f.params) != nargs, f.owner is not None))
+        ok = [f for f in ok if f.spec_args is None or f.spec_args == targs]
+        ok.sort(key=lambda f: (f.spec_args is None, len(f.params) != nargs, f.owner is not None))
         return ok
