@@ -81,7 +81,7 @@ def test_rule_descriptors(validator, monkeypatch):
     rules = {rd["id"]: rd for rd in log["runs"][0]["tool"]["driver"]["rules"]}
     assert set(rules) == set(RULES)
     assert rules["TM102"]["help"] == {"text": page, "markdown": page}
-    assert rules["TM102"]["helpUri"] == rule_url("TM102") == f"{HOMEPAGE}/blob/main/rules/TM102-invalid-ncols.md"
+    assert rules["TM102"]["helpUri"] == rule_url("TM102") == f"{HOMEPAGE}/blob/v0.3.0/rules/TM102-invalid-ncols.md"
     assert rules["TM102"]["name"] == "invalid-ncols"
     assert rules["TM102"]["defaultConfiguration"] == {"level": "error", "enabled": True}
     assert rules["TM102"]["properties"] == {"tags": ["tmem", "tcgen05", "lifecycle"]}

@@ -21,7 +21,7 @@ MSG_ALLOC = ("tcgen05.alloc column count 96 is not a power of two (nCols must be
              "(invalid-ncols)")
 LEAK = NCOLS_96.replace("\tld.shared.u32 %r4, [%r3];\n\ttcgen05.dealloc.cta_group::1.sync.aligned.b32 %r4, 96;\n",
                         "\tld.shared.u32 %r4, [%r3];\n")
-HREF = "https://github.com/tmemlint/tmemlint/blob/main/rules/"
+HREF = "https://github.com/tmemlint/tmemlint/blob/v0.3.0/rules/"
 
 
 class Client:

@@ -138,7 +138,7 @@ def test_rules_json():
     assert rows[0] == {"code": "TM101", "name": "tmem-leak", "severity": "error", "enabled": True,
                        "summary": "an allocation that reaches kernel exit on some feasible path without a matching "
                                   "dealloc",
-                       "url": "https://github.com/tmemlint/tmemlint/blob/main/rules/TM101-tmem-leak.md"}
+                       "url": "https://github.com/tmemlint/tmemlint/blob/v0.3.0/rules/TM101-tmem-leak.md"}
 
 
 def test_names_demangled():

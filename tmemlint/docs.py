@@ -11,9 +11,12 @@ import sys
 from importlib import resources
 from pathlib import Path
 
+from tmemlint import __version__
 from tmemlint.checks.registry import RULES, load_all
 
-#: The project's home page (SARIF ``informationUri``); rule pages are ``rules/<CODE>-<name>.md`` under it.
+#: The project's repository (SARIF ``informationUri``, ``[project.urls]`` of pyproject.toml).  Rule pages are served
+#: from it at the release tag of the installed version (``rule_url``), so a page matches the rules that ran; the
+#: same pages ship inside the package (``tmemlint rule CODE``), for use without a network.
 HOMEPAGE = "https://github.com/tmemlint/tmemlint"
 README_START = "<!-- rules:start -->"
 README_END = "<!-- rules:end -->"
@@ -49,11 +52,11 @@ def rule_doc(code: str) -> str | None:
 
 
 def rule_url(code: str) -> str:
-    """The web address of rule ``code``'s page (``HOMEPAGE/blob/main/rules/<CODE>-<name>.md``).  Raises KeyError
-    for an unknown code."""
+    """The web address of rule ``code``'s page at this version's release tag
+    (``HOMEPAGE/blob/v<version>/rules/<CODE>-<name>.md``).  Raises KeyError for an unknown code."""
     load_all()
     r = RULES[code]
-    return f"{HOMEPAGE}/blob/main/rules/{r.code}-{r.name}.md"
+    return f"{HOMEPAGE}/blob/v{__version__}/rules/{r.code}-{r.name}.md"
 
 
 def rules_table() -> str:
