@@ -11,7 +11,7 @@ import pytest
 from conftest import FIXTURES
 from tmemlint import engine
 from tmemlint.engine import Options, lint_text
-from tmemlint.frontend.split import parts, units
+from tmemlint.frontend.split import layout, parts, units
 
 MIXED = FIXTURES / "patterns" / "kernels_mixed_cta_group.ptx"
 
@@ -46,30 +46,34 @@ TWO = """.version 9.0
 def _multi_kernel_fixtures() -> list[Path]:
     out = []
     for p in sorted(FIXTURES.rglob("*.ptx")):
-        us = units(p.read_text(encoding="utf-8", errors="replace"))
-        if us and sum(u.kind == "entry" for u in us) >= 2:
+        lay = layout(p.read_text(encoding="utf-8", errors="replace"))
+        if lay is not None and len(lay.kernels) >= 2:
             out.append(p)
     return out
 
 
 def test_units_are_the_functions_and_sections_in_file_order():
-    got = [(u.kind, TWO.count("\n", 0, u.start) + 1, u.lines) for u in units(TWO)]
-    assert got == [("entry", 7, 4), ("entry", 13, 5), ("func", 18, 4), ("section", 22, 4)]
+    got = [(u.kind, TWO.count("\n", 0, u.start) + 1, u.lines, u.name) for u in units(TWO)]
+    assert got == [("init", 5, 0, None), ("entry", 7, 4, "a"), ("entry", 13, 5, "b"), ("func", 18, 4, "helper"),
+                   ("section", 22, 4, None)]
 
 
 def test_parts_keep_shared_text_and_line_numbers():
-    (p0, own0), (p1, own1) = parts(TWO, 2)
+    (p0, own0), (p1, own1) = parts(TWO, 2, prune=False)  # every function kept (none uses TMEM)
     assert len(p0) != len(TWO) and p0.count("\n") == p1.count("\n") == TWO.count("\n")
     lines0, lines1, orig = p0.split("\n"), p1.split("\n"), TWO.split("\n")
-    for n in (1, 4, 5):  # .version, the prototype, the initialised table: in every part
+    for n in (1, 4):  # .version, the prototype: in every part
         assert lines0[n - 1] == lines1[n - 1] == orig[n - 1]
+    # the initialised table in every part, its values left out (the IR keeps none)
+    assert lines0[4] == lines1[4] == ".global .align 4 .b32 table[2] = {0};"
     assert lines0[17] == lines1[17] == ".func (.param .b32 r) helper(.param .b32 a)"  # callee context everywhere
-    # each kernel and the section in exactly one part; the .func analysed by the first part only
+    # each kernel in exactly one part; the .func analysed by the first part only; the section in none
     assert sorted(own0 + own1) == [(7, 10), (13, 17), (18, 21)]
     assert (18, 21) in own0
-    in0 = {n for n in (7, 13, 22) if lines0[n - 1] == orig[n - 1]}
-    in1 = {n for n in (7, 13, 22) if lines1[n - 1] == orig[n - 1]}
-    assert in0 | in1 == {7, 13, 22} and not in0 & in1
+    in0 = {n for n in (7, 13) if lines0[n - 1] == orig[n - 1]}
+    in1 = {n for n in (7, 13) if lines1[n - 1] == orig[n - 1]}
+    assert in0 | in1 == {7, 13} and not in0 & in1
+    assert lines0[21:25] == lines1[21:25] == ["", "", "", ""]
 
 
 @pytest.mark.parametrize("text", [
@@ -82,13 +86,13 @@ def test_parts_keep_shared_text_and_line_numbers():
     ".version 9.0\n{\n}\n.visible .entry a()\n{\n ret;\n}\n.visible .entry b()\n{\n ret;\n}\n",
 ])
 def test_texts_that_are_not_cut(text):
-    assert parts(text, 2) is None
+    assert parts(text, 2, prune=False) is None
 
 
 def test_keywords_in_block_comments_and_strings_are_not_headers():
     text = TWO.replace(".visible .entry a()\n", ".visible .entry a(\n/*\n.entry fake .section x\n*/\n)\n")
     got = [(u.kind, text.count("\n", 0, u.start) + 1) for u in units(text)]
-    assert got == [("entry", 7), ("entry", 17), ("func", 22), ("section", 26)]
+    assert got == [("init", 5), ("entry", 7), ("entry", 17), ("func", 22), ("section", 26)]
 
 
 @pytest.mark.parametrize("path", _multi_kernel_fixtures(), ids=lambda p: str(p.relative_to(FIXTURES)))

@@ -37,6 +37,10 @@ MAX_VALUE_WORK = 4_000_000
 #: PTX files with at least this many lines and several kernels are parsed and analysed in ``Options.jobs``
 #: processes (``_lint_parts``); below it a process costs more than it saves.
 SPLIT_MIN_LINES = 20_000
+#: Parse only what the analyses need (``tmemlint.frontend.split.layout``: no debug sections, stubs for functions
+#: that neither hold nor reach a tcgen05 instruction).  False parses every function: the reference the tests
+#: compare with (same findings).
+PRUNE = True
 
 
 @dataclass(slots=True)
@@ -151,24 +155,28 @@ def finish_findings(findings: Iterable[Finding], text: str, path: str, options: 
 
 
 def lint_text(text: str, path: str, options: Options | None = None) -> list[Finding]:
-    """Lint PTX ``text`` (reported as ``path``): the rules, then ``finish_findings``.  Never raises for bad
-    input."""
+    """Lint PTX ``text`` (reported as ``path``): the rules, then ``finish_findings``.  Only what the analyses need
+    is parsed (``tmemlint.frontend.split``: no debug sections, no functions that neither hold nor reach a tcgen05
+    instruction), and the line limit counts those lines.  Never raises for bad input."""
     options = options or Options()
     load_all()
-    lines = text.count("\n") + (0 if text.endswith("\n") else 1)  # a final newline ends the last line
-    if lines > parser.MAX_LINES:  # before suppressions and fingerprints, which split the text into lines
-        return _over_limit(path, f"{lines:,} lines, more than the limit of {parser.MAX_LINES:,}: the file is not "
-                                 f"analysed", options)
-    if options.jobs > 1 and lines >= SPLIT_MIN_LINES:
-        found = _lint_parts(text, path, options)
-        if found is not None:
-            return finish_findings(found, text, path, options)
+    from tmemlint.frontend.split import layout
+
+    lay = layout(parser.normalize(text), prune=PRUNE)
     try:
-        module = parse_text(text, path)
+        if lay is None:
+            module = parse_text(text, path)
+        else:
+            if options.jobs > 1 and SPLIT_MIN_LINES <= lay.code_lines <= parser.MAX_LINES:
+                found = _lint_parts(lay, path, options)
+                if found is not None:
+                    return finish_findings(found, text, path, options)
+            module = parser.parse_layout(lay, path)
     except PTXSyntaxError as e:  # TM900, or TM901 for a PTXLimitError
         found = [_finding(path, e.code, e.line, e.column, e.end_column, e.message)]
         return finish_findings([f for f in found if f.code == "TM900" or options.wants(f.code)], text, path,
                                options, rules_ran=False)
+    del lay
     if module.version is None:
         first = 1
         return finish_findings([_finding(path, "TM900", first, 1, 2, "not a PTX module: no .version directive")],
@@ -176,37 +184,53 @@ def lint_text(text: str, path: str, options: Options | None = None) -> list[Find
     return finish_findings(lint_module(module, path, options), text, path, options)
 
 
-def _lint_parts(text: str, path: str, options: Options) -> list[Finding] | None:
-    """The findings of ``lint_module`` on ``text``, with the module cut into ``options.jobs`` parts
-    (``tmemlint.frontend.split.parts``) parsed and analysed in parallel: this process takes the first part, worker
-    processes the others.  None when the text cannot be cut, a part does not parse, or a worker fails: the caller
-    then parses the whole text once, which gives the reference diagnostics."""
-    from tmemlint.frontend.split import parts
+#: The parts of the file being split (``_lint_parts``), read by forked workers (``_lint_part_at``).
+_PARTS: list = []
 
-    cut = parts(text, options.jobs)
+
+def _lint_parts(lay, path: str, options: Options) -> list[Finding] | None:
+    """The findings of ``lint_module`` on the text of ``lay`` (a ``split.Layout``), with the module cut into
+    ``options.jobs`` parts (``Layout.parts``) parsed and analysed in parallel: this process takes the first part,
+    worker processes the others (forked: each renders its own part from the layout it inherits).  None when the
+    text has fewer than two kernels to share out, a part does not parse, or a worker fails: the caller then
+    parses the needed functions once, which gives the reference diagnostics."""
+    cut = lay.parts(options.jobs)
     if cut is None:
         return None
     import multiprocessing
     import sys
     from concurrent.futures import ProcessPoolExecutor
 
-    mp = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    fork = sys.platform.startswith("linux")
+    mp = multiprocessing.get_context("fork" if fork else "spawn")
+    _PARTS[:] = cut
     try:
         with ProcessPoolExecutor(max_workers=len(cut) - 1, mp_context=mp) as pool:
-            later = [pool.submit(_lint_part, part, path, options, owned) for part, owned in cut[1:]]
-            results = [_lint_part(cut[0][0], path, options, cut[0][1])] + [f.result() for f in later]
+            if fork:
+                later = [pool.submit(_lint_part_at, k, path, options) for k in range(1, len(cut))]
+            else:
+                later = [pool.submit(_lint_part, p.text(), path, options, p.owned) for p in cut[1:]]
+            results = [_lint_part(cut[0].text(), path, options, cut[0].owned)] + [f.result() for f in later]
     except Exception:  # noqa: BLE001 - a worker that died or could not start: the serial run decides
         return None
+    finally:
+        _PARTS.clear()
     if any(r is None for r in results):
         return None
     return [f for r in results for f in r]
 
 
+def _lint_part_at(k: int, path: str, options: Options) -> list[Finding] | None:
+    """Forked worker of ``_lint_parts``: part ``k`` of the file being split."""
+    p = _PARTS[k]
+    return _lint_part(p.text(), path, options, p.owned)
+
+
 def _lint_part(text: str, path: str, options: Options, owned: list[tuple[int, int]]) -> list[Finding] | None:
-    """Worker of ``_lint_parts``: parse one part and run the rules on the functions it owns; None when the part
-    does not parse as a module."""
+    """Worker of ``_lint_parts``: parse one part (already pruned, its lines counted by the caller) and run the
+    rules on the functions it owns; None when the part does not parse as a module."""
     try:
-        module = parse_text(text, path)
+        module = parser.parse_module(text, path)
     except PTXSyntaxError:
         return None
     if module.version is None:
@@ -276,11 +300,6 @@ def lint_bytes(data: bytes, display: str, options: Options | None = None) -> Fil
     res = FileResult(display, options=options)
     if len(data) > MAX_BYTES:
         res.findings = _too_large(display, len(data), options)
-        return res
-    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)  # a final newline ends the last line
-    if lines > parser.MAX_LINES:
-        res.findings = _over_limit(display, f"{lines:,} lines, more than the limit of {parser.MAX_LINES:,}: the file "
-                                            f"is not analysed", options)
         return res
     try:
         text = decode(data)

@@ -195,17 +195,63 @@ def _parse_without_gc(parser: Lark, text: str):
             gc.enable()
 
 
-def parse_text(text: str, path: str = "<string>") -> Module:
+def normalize(text: str) -> str:
+    """``text`` with ``\r\n`` line ends as ``\n`` (a lone ``\r`` is blank space, as in every other place that
+    counts lines: code frames, fingerprints, suppressions)."""
+    return text.replace("\r\n", "\n") if "\r" in text else text
+
+
+def _line_count(text: str) -> int:
+    return text.count("\n") + (0 if text.endswith("\n") else 1)  # a final newline ends the last line
+
+
+def parse_text(text: str, path: str = "<string>", tmem_only: bool = False) -> Module:
     """Parse PTX ``text`` into a Module.
+
+    With ``tmem_only``, only what the analyses need is parsed (``parse_layout``): debug sections are skipped and
+    functions that neither hold nor reach a tcgen05 instruction are stubs (known by name, empty body); the
+    line limit counts the lines that are parsed.  Without it every line is parsed and counted.
 
     Raises PTXSyntaxError with the position of the first token the grammar rejects, PTXLimitError for a text
     beyond ``MAX_LINES`` or ``MAX_SCOPE_DEPTH``.  Lines end at ``\n`` (``\r\n`` too); a lone ``\r`` is blank
-    space, as in every other place that counts lines (code frames, fingerprints, suppressions)."""
-    text = text.replace("\r\n", "\n")
-    lines = text.count("\n") + (0 if text.endswith("\n") else 1)  # a final newline ends the last line
+    space."""
+    text = normalize(text)
+    if tmem_only:
+        from tmemlint.frontend.split import layout
+
+        lay = layout(text)
+        if lay is not None:
+            return parse_layout(lay, path)
+    lines = _line_count(text)
     if lines > MAX_LINES:
         raise PTXLimitError(f"{lines:,} lines, more than the limit of {MAX_LINES:,}: the file is not analysed",
                             1, 1)
+    return parse_module(text, path)
+
+
+def parse_layout(lay, path: str) -> Module:
+    """Parse the functions the analyses need of the normalized text of ``lay`` (a ``split.Layout``): its
+    ``pruned`` text.  Raises PTXLimitError when more than ``MAX_LINES`` lines are left to parse (``code_lines``).
+    When the pruned text does not parse, the whole text is parsed instead (when within ``MAX_LINES``), so the
+    error reported is the first one of the file, as without pruning."""
+    code = lay.code_lines
+    if code > MAX_LINES:
+        raise PTXLimitError(f"{code:,} lines of code (debug sections and functions without tcgen05 not counted), "
+                            f"more than the limit of {MAX_LINES:,}: the file is not analysed", 1, 1)
+    if not lay.skips:
+        return parse_module(lay.text, path)
+    try:
+        return parse_module(lay.pruned(), path)
+    except PTXLimitError:
+        raise
+    except PTXSyntaxError:
+        if lay.lines > MAX_LINES:
+            raise
+    return parse_module(lay.text, path)
+
+
+def parse_module(text: str, path: str) -> Module:
+    """Parse normalized PTX ``text`` whole, without a line limit (the callers apply it); see ``parse_text``."""
     try:
         try:
             items = _parse_without_gc(_parser(), text)
@@ -229,7 +275,7 @@ def parse_text(text: str, path: str = "<string>") -> Module:
     except RecursionError:
         raise PTXLimitError("nested too deep for the parser (Python recursion limit): the file is not analysed",
                             1, 1) from None
-    module = Module(path=path, line_count=text.count("\n") + (0 if text.endswith("\n") else 1))
+    module = Module(path=path, line_count=_line_count(text))
     for item in items:
         if isinstance(item, Function):
             module.functions.append(item)
