@@ -348,6 +348,13 @@ class Settings:
         if o.ctas_per_sm is not None and o.ctas_per_sm < 1:
             raise ConfigError(f"--ctas-per-sm: must be an integer >= 1 (got {o.ctas_per_sm})")
 
+    def use(self, config: Config | None) -> None:
+        """Use ``config`` for every file, as ``--config`` does, without reading a file (the Python API's
+        ``config=`` mapping); None uses none."""
+        self._fixed = config
+        self._fixed_set = True
+        self.isolated = False
+
     def config_for(self, path: str | os.PathLike) -> Config | None:
         """The configuration that applies to ``path`` (a file that need not exist), or None."""
         if self.isolated:

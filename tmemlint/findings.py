@@ -60,6 +60,14 @@ class Finding:
     #: CUDA source line (``tmemlint.lineinfo``); its configuration (``fail-on``) still applies.
     origin: str | None = None
 
+    def __str__(self) -> str:
+        """``path:line:col: CODE [severity] message (name)``, function names demangled: one line, as ``--format
+        concise`` prints it with the rule's name."""
+        from tmemlint.names import demangle_message
+
+        return f"{self.path}:{self.line}:{self.column}: {self.code} [{self.severity.value}] " \
+               f"{demangle_message(self.message)} ({self.name})"
+
     def sort_key(self):
         return (self.path, self.line, self.column, self.code, self.message)
 
