@@ -18,9 +18,11 @@ correlated branches are taken the same way), so a role's ``bar.arrive`` in its o
 ``bar.sync`` in a sibling branch order the two roles, while a ``bar.sync 1, 160`` that the first class never joins,
 or a wait under ``if (blockIdx.y & 1)``, orders nothing.
 
-Limits: phases are not counted.  A class that arrives on ``X`` both before and after ``a`` (in a loop) is taken to
-order ``a`` before every wait of ``kb`` on ``X``; an mbarrier whose address is not known matches any mbarrier; a
-barrier id in a register that is not constant matches any barrier id.
+Phases are counted along each path, so a ``__syncthreads`` that both classes passed before ``a`` does not order
+``a``.  Limits: counts stop at ``MANY`` (loops): a class that arrives on ``X`` in a loop is then taken to order ``a``
+before every wait of ``kb`` on ``X``; an mbarrier whose address is not known exactly (an unknown offset into a
+shared buffer holding many barriers, an address from ``mapa``) matches any such mbarrier and its phases are not
+counted; a barrier id in a register that is not constant matches any barrier id.
 """
 
 from __future__ import annotations
@@ -45,6 +47,16 @@ class BarrierKey:
 
     kind: str
     ident: object = None
+
+    @property
+    def exact(self) -> bool:
+        """Whether the key names one barrier (a constant id, a variable at a known offset): only then are its
+        phases counted."""
+        if self.kind == "cluster":
+            return True
+        if self.kind == "bar":
+            return self.ident is not None
+        return self.ident is not None and self.ident[1] is not None
 
     def may_alias(self, other: "BarrierKey") -> bool:
         """Whether the two keys can name the same barrier instance."""
@@ -156,6 +168,7 @@ class SyncModel:
         self._executed: dict[int, tuple] = {}
         self._counts: dict[tuple, tuple] = {}
         self._releases: dict[tuple, tuple] = {}
+        self._transitive: dict[tuple, bool] = {}
 
     def site(self, inst: Instruction) -> SyncSite | None:
         """``sync_site`` of ``inst``, memoised."""
@@ -218,22 +231,26 @@ class SyncModel:
         """Whether ``klass`` may execute ``inst`` (an instruction of an observed opcode) on some feasible path."""
         return inst.index in self._reaching_facts(klass)
 
-    def releases_after(self, klass: "WarpClass", anchors: tuple[Instruction, ...]) -> dict[int, list]:
+    def releases_after(self, klass: "WarpClass", anchors: tuple[Instruction, ...],
+                       grouped: bool = False) -> dict[int, list]:
         """For each anchor instruction (by index) that ``klass`` may execute: ``[(keys, facts)]``, one entry per
         CTA-uniform set of branch facts of the class's paths through the anchor to an exit: the keys some lane of
-        the warp arrives on after the anchor's latest execution."""
-        cache_key = (id(klass), tuple(a.index for a in anchors))
+        the warp arrives on after the anchor's latest execution.  ``grouped``: the anchors are one group, reported
+        under the first anchor's index (the keys after the latest execution of any of them)."""
+        cache_key = (id(klass), tuple(a.index for a in anchors), grouped)
         hit = self._releases.get(cache_key)
         if hit is not None and hit[0] is klass:
             return hit[1]
-        idx = {a.index for a in anchors}
+        group = anchors[0].index if grouped and anchors else None
+        idx = {a.index: (group if grouped else a.index) for a in anchors}
 
         def transfer(prop, inst):
             s = self.site(inst)
             if s is not None and s.arrives and prop:
                 prop = frozenset((a, ks | {s.key}) for a, ks in prop)
             if inst.index in idx:
-                prop = frozenset(p for p in prop if p[0] != inst.index) | {(inst.index, frozenset())}
+                g = idx[inst.index]
+                prop = frozenset(p for p in prop if p[0] != g) | {(g, frozenset())}
             return prop
 
         # one entry per CTA-uniform path: exit states that differ only in thread-predicate facts are lanes of one
@@ -256,25 +273,65 @@ class SyncModel:
 
         For every path of ``kb`` reaching ``b`` and every path of ``ka`` through ``a`` whose CTA-uniform branch
         facts agree with it (a CTA that returns early returns in every warp), ``ka`` arrives on some instance
-        ``X`` after ``a`` (its ``n+1``-th arrival, ``n`` = its most arrivals on ``X`` before ``a``) and ``kb`` has
-        completed at least ``n+1`` waits on ``X`` before ``b`` on every path, so the phase it waited for includes
-        that arrival.  Counts of ``MANY`` or more (loops) are not compared: a wait then orders (a documented
-        limit)."""
-        paths_a = self.releases_after(ka, (a,)).get(a.index)
+        ``X`` after ``a`` (its ``n+1``-th arrival, ``n`` = its most arrivals on ``X`` before ``a`` on the paths
+        that agree) and ``kb`` has completed at least ``n+1`` waits on ``X`` before ``b``, so the phase it waited
+        for includes that arrival.  Counts of ``MANY`` or more (loops) are not compared: a wait then orders (a
+        documented limit)."""
+        return self.all_happen_before((a,), ka, b, kb)
+
+    def all_happen_before(self, group: tuple[Instruction, ...], ka: "WarpClass", b: Instruction,
+                          kb: "WarpClass", hops: int = 2) -> bool | None:
+        """``must_happen_before`` for the latest of the instructions ``group`` that ``ka`` executes on each path
+        (every access of a warp class before a dealloc); counts of arrivals are the most at any of them.
+
+        Happens-before is transitive: when no barrier instance orders ``group`` before ``b`` directly, a third
+        warp class that waits after ``group`` (at a wait ordered after it) and then arrives where ``kb`` waits
+        orders them (the MMA warp commits to the correction warps, which hand over to the epilogue warp that
+        frees: CUTLASS FMHA); at most ``hops`` such classes are followed."""
+        direct = self._direct(group, ka, b, kb)
+        if direct is not False or hops == 0:
+            return direct
+        key = (tuple(g.index for g in group), id(ka), b.index, id(kb), hops)
+        if key in self._transitive:
+            return self._transitive[key]
+        self._transitive[key] = False  # a cycle through the same question orders nothing
+        insts = self.ctx.function.instructions
+        waits = [i for i in insts if i.op in ("mbarrier", "bar", "barrier") and (s := self.site(i)) is not None
+                 and s.waits]
+        result = False
+        for k2 in self.ctx.threads.classes:
+            if k2 is ka or k2 is kb or result:
+                continue
+            for w in waits:
+                if self.executes(k2, w) and self._direct(group, ka, w, k2) and \
+                        self.all_happen_before((w,), k2, b, kb, hops - 1):
+                    result = True
+                    break
+        self._transitive[key] = result
+        return result
+
+    def _direct(self, group: tuple[Instruction, ...], ka: "WarpClass", b: Instruction,
+                kb: "WarpClass") -> bool | None:
+        """``all_happen_before`` through one barrier instance, with no third class.  When ``b`` is itself a wait,
+        the question is whether ``group`` is ordered before ``b`` returns (its own wait counts)."""
+        a = group[0]
+        paths_a = self.releases_after(ka, group, grouped=len(group) > 1).get(a.index)
         if not paths_a:
             return None
         facts_b = self._reaching_facts(kb).get(b.index)
 
         def orders(x: BarrierKey, fa: frozenset, fb: frozenset) -> bool:
-            """``ka``'s first arrival on ``x`` after ``a`` is in a phase ``kb`` waited for, on the paths of facts
-            ``fa`` (``ka``) and ``fb`` (``kb``)."""
-            b_states = [(f, m) for f, m in self._count(kb, x).waits.get(b.index, {}).items()
+            sb = self.site(b)
+            done = 1 if sb is not None and sb.waits and sb.key.may_alias(x) else 0  # b itself waits on x
+            b_states = [(f, min(m + done, MANY)) for f, m in self._count(kb, x).waits.get(b.index, {}).items()
                         if consistent_choice_facts([f, fb, fa])]
-            a_states = self._count(ka, x).arrivals.get(a.index, {})
             if not b_states:
                 return False
-            for f, m in b_states:  # each path of kb to b, against the paths of ka to a that agree with it
-                n = max((c for g, c in a_states.items() if consistent_choice_facts([g, f, fa])), default=0)
+            if not x.exact:  # arrivals on other barriers may be counted too: any wait orders (a documented limit)
+                return any(m > 0 for _, m in b_states)
+            a_states = [st for g in group for st in self._count(ka, x).arrivals.get(g.index, {}).items()]
+            for f, m in b_states:
+                n = max((c for g, c in a_states if consistent_choice_facts([g, f, fa])), default=0)
                 if not (m > 0 and (n >= MANY or m >= MANY or n + 1 <= m)):
                     return False
             return True

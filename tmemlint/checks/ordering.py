@@ -332,84 +332,37 @@ def accumulator_read_before_complete(ctx):
       "dealloc with no synchronization after other warps' last tcgen05 access of the allocation")
 def dealloc_unsynchronized(ctx):
     """PTX ISA §9.7.16.6 (reference §2.1 "Dealloc readiness", §3): before dealloc every other warp's tcgen05
-    access must be ordered before it: tcgen05.fence::before_thread_sync → barrier (or mbarrier wait) →
-    dealloc."""
-    from tmemlint.analysis.sync import is_sync, tmem_operand_indices
+    access must be ordered before it: tcgen05.fence::before_thread_sync → barrier (or mbarrier wait) → dealloc.
+
+    Asked of the happens-before model (``ctx.sync.all_happen_before``): for each warp class that accesses TMEM
+    (other than the deallocating warp itself), the latest access on each of its paths is followed by an arrival on a
+    barrier instance the deallocating warp waits on before the dealloc.  Warps that never touch TMEM need not take
+    part (a named barrier among exactly the TMEM users is enough)."""
+    from tmemlint.analysis.sync import tmem_operand_indices
 
     sites = ctx.sites
     if not sites.deallocs:
         return
-    accessors: dict = {}
-
-    def access(inst):
-        return inst.op == "tcgen05" and inst.family != "tcgen05.dealloc" and bool(tmem_operand_indices(inst))
-
-    hits: dict = {}
-
-    def observe(klass, unsynced, inst, facts):
-        if access(inst):
-            accessors.setdefault(inst.index, set()).add(id(klass))
-        if inst.family == "tcgen05.dealloc" and unsynced:
-            hits.setdefault(inst.index, set()).add(id(klass))
-
-    from tmemlint.analysis.sync import is_mbarrier_wait
-    from tmemlint.analysis.values import TOP
-    from tmemlint.ir import Address
-
-    va = ctx.values
-
-    def mbar(inst, k):
-        o = inst.operands[k] if k < len(inst.operands) else None
-        return va.value(inst, o) if type(o) is Address else TOP
-
-    committed = {mbar(i, 0) for i in ctx.function.instructions if i.family == "tcgen05.commit"}
-    arrived = {mbar(i, 1) for i in ctx.function.instructions
-               if i.op == "mbarrier" and len(i.parts) > 1 and i.parts[1].startswith("arrive")}
-
-    def orders_other_threads(inst) -> bool:
-        if not is_mbarrier_wait(inst):
-            return is_sync(inst)
-        v = mbar(inst, 1)
-        # a wait on a barrier that only tcgen05.commit arrives on orders the MMA, not other warps' accesses
-        return v is TOP or v[0] == "opq" or v in arrived or v not in committed
-
-    def transfer(unsynced, inst):
-        if orders_other_threads(inst):
-            return False
-        if access(inst):
-            return True
-        return unsynced
-
-    def moves(i) -> bool:  # the only instructions transfer can change the state at
-        return i.op == "tcgen05" or i.op in ("bar", "barrier", "mbarrier")
-
-    runs = ctx.simulate(transfer, True, observe, relevant=moves)
-    classes = {id(k): k for k, _ in runs}
-    # Accesses by other warps are often on branches the deallocating warp skips: also look along every CFG path
-    # (guards ignored) for a TMEM access after the last synchronization before the dealloc.
-    from tmemlint.analysis.control import must_state
-
-    def any_path(unsynced, inst):
-        return transfer(unsynced, inst)
-
-    may = must_state(ctx, any_path, False, meet=lambda a, b: a or b, relevant=moves)
-    for d in sites.deallocs:
-        if may.get(d.index) and d.index not in hits:
-            runners = {id(k) for k, _ in runs}
-            hits[d.index] = {c for c in runners if any(c in s for s in accessors.values())} or set()
     insts = ctx.function.instructions
-    dealloc_classes = {}
+    accesses = [i for i in insts if i.op == "tcgen05" and i.family != "tcgen05.dealloc" and tmem_operand_indices(i)]
+    if not accesses:
+        return
+    sync = ctx.sync
+    classes = ctx.threads.classes
+    used_by = {id(k): tuple(a for a in accesses if sync.executes(k, a)) for k in classes}
     for d in sites.deallocs:
-        dealloc_classes[d.index] = {id(k) for k, _ in runs}
-    for d, who in sorted(hits.items()):
-        who = who or dealloc_classes.get(d, set())
-        others = {c for s in accessors.values() for c in s if c not in who}
-        multi = any(classes[c].min_warps > 1 for s in accessors.values() for c in s)
-        if not others and not multi:
-            continue
-        ctx.report("TM305", insts[d], "tcgen05.dealloc is not preceded by a barrier or mbarrier wait after the "
-                                      "last tcgen05 access on some path, while other warps access this TMEM: they "
-                                      "may still be using the columns")
+        for kd in classes:
+            if not sync.executes(kd, d):
+                continue
+            unordered = [k for k in classes if used_by[id(k)] and (k is not kd or k.min_warps > 1)
+                         and sync.all_happen_before(used_by[id(k)], k, d, kd) is False]
+            if unordered:
+                ctx.report("TM305", d, f"tcgen05.dealloc by {kd!r} is not ordered after the last tcgen05 access of "
+                                       f"{unordered[0]!r} on some path (no barrier or mbarrier it arrives on after "
+                                       f"that access and this warp waits on before the dealloc): those warps may "
+                                       f"still be using the columns",
+                           [(used_by[id(unordered[0])][-1], "a TMEM access of those warps")])
+                break
 
 
 @rule("TM306", "missing-tcgen05-fence", "info",
