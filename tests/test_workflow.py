@@ -108,6 +108,14 @@ def test_exit_zero_quiet_output_file_and_output_format(repo):
     assert json.loads((repo / "r.sarif").read_text())["version"] == "2.1.0"
 
 
+def test_runs_that_write_a_file_are_not_answered_from_the_cache(repo):
+    from tmemlint.entry import cache_key
+
+    assert cache_key(["src/k.ptx"]) is not None
+    for args in (["-o", "x.txt", "src/k.ptx"], ["--output-file=x.txt", "src/k.ptx"], ["--show-settings", "src/k.ptx"]):
+        assert cache_key(args) is None, args
+
+
 def test_help_options(monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")
     for args in (["-h"], ["check", "-h"], ["rules", "-h"], ["plan", "-h"]):

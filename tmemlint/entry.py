@@ -28,7 +28,7 @@ from tmemlint.cachedir import cache_dir
 
 _CONFIG_NAMES = ("pyproject.toml", "tmemlint.toml")
 _UNCACHEABLE = {"-", "--write-baseline", "--compile", "--stdin-filename", "server", "plan", "rules", "rule",
-                "--help", "-h", "--version", "--statistics"}
+                "--help", "-h", "--version", "--statistics", "-o", "--output-file", "--show-settings"}
 
 
 def _configs_for(path: Path) -> list[Path]:
@@ -69,8 +69,8 @@ def cache_key(args: list[str]) -> str | None:
     """The cache key of a ``check`` run with ``args``, or None when the run is not cacheable (a folder or a glob,
     an argument that is not a readable regular file where a path is expected, stdin, or an option that writes or
     reads elsewhere)."""
-    if any(a in _UNCACHEABLE or a.startswith(("--write-baseline", "--compile", "--build-path", "-p"))
-           for a in args):
+    if any(a in _UNCACHEABLE or a.startswith(("--write-baseline", "--compile", "--build-path", "-p",
+                                               "--output-file", "-o", "--show-settings")) for a in args):
         return None
     h = hashlib.sha256()
     h.update(f"tmemlint {__version__}\0{_code_stamp()}\0{os.getcwd()}\0".encode())

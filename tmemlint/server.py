@@ -24,6 +24,7 @@ from tmemlint.config import CONFIG_NAMES, ConfigError, Settings, clear_cache
 from tmemlint.docs import rule_url
 from tmemlint.engine import PTX_SUFFIXES, SOURCE_SUFFIXES, Options, lint_document, source_linter
 from tmemlint.findings import Finding, Severity
+from tmemlint.names import demangle_message
 
 SEVERITY = {Severity.ERROR: lsp.DiagnosticSeverity.Error, Severity.WARNING: lsp.DiagnosticSeverity.Warning,
             Severity.INFO: lsp.DiagnosticSeverity.Information}
@@ -64,7 +65,7 @@ def to_diagnostic(f: Finding, uri: str, path: str) -> lsp.Diagnostic:
             message=r.message))
     return lsp.Diagnostic(
         range=_range(f.line, f.column, f.end_line, f.end_column),
-        message=f"{f.message} ({f.name})",
+        message=f"{demangle_message(f.message)} ({f.name})",
         severity=SEVERITY[f.severity],
         code=f.code,
         code_description=lsp.CodeDescription(href=rule_url(f.code)),
