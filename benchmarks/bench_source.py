@@ -3,6 +3,7 @@
     python benchmarks/bench_source.py                 # fixtures/, examples/ and ../shared/cases
     python benchmarks/bench_source.py DIR_OR_FILE ... # any tree
     python benchmarks/bench_source.py --repeat 5 --cli
+    python benchmarks/bench_source.py --generated 150   # one generated 2,446-line kernel: time and peak memory
 
 Prints, for the best of ``--repeat`` runs in this process: files, lines, seconds, lines/s, the share of each phase
 (preprocessing, tree-sitter parse and definitions, lowering to the IR, analyses and rules) and the slowest files.
@@ -14,8 +15,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -72,12 +75,122 @@ def one_pass(files: list[tuple[Path, str]]) -> tuple[float, dict[str, float], li
     return total, phases, per_file
 
 
+def generated_kernel(steps: int = 150) -> str:
+    """A warp-specialised kernel of about 16 lines per step (150 steps: 2,446 lines, 13,000 IR instructions):
+    per step an MMA warp issues four tcgen05.mma and a commit, the epilogue warps wait on the mbarrier, load eight
+    columns, wait and reduce them with fmaxf; helpers are inlined at every use and the small loops unrolled."""
+    head = '''#include <cstdint>
+#define DEV __device__ __forceinline__
+DEV uint32_t smem_u32(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
+DEV void fence_before() { asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory"); }
+DEV void fence_after() { asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory"); }
+DEV void mbar_wait(uint32_t bar, uint32_t parity) {
+  asm volatile("{\\n\\t.reg .pred P1;\\n\\tLAB_WAIT:\\n\\t"
+               "mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\\n\\t"
+               "@P1 bra DONE;\\n\\tbra LAB_WAIT;\\n\\tDONE:\\n\\t}" :: "r"(bar), "r"(parity) : "memory");
+}
+DEV void mma(uint32_t d, uint64_t a, uint64_t b, uint32_t idesc, uint32_t acc) {
+  asm volatile("{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %4, 0;\\n\\t"
+               "tcgen05.mma.cta_group::1.kind::f16 [%0], %1, %2, %3, p;\\n\\t}"
+               :: "r"(d), "l"(a), "l"(b), "r"(idesc), "r"(acc));
+}
+DEV void commit(uint32_t bar) {
+  asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];" :: "r"(bar) : "memory");
+}
+DEV void ld8(uint32_t taddr, float (&v)[8]) {
+  asm volatile("tcgen05.ld.sync.aligned.32x32b.x8.b32 {%0, %1, %2, %3, %4, %5, %6, %7}, [%8];"
+               : "=f"(v[0]), "=f"(v[1]), "=f"(v[2]), "=f"(v[3]), "=f"(v[4]), "=f"(v[5]), "=f"(v[6]), "=f"(v[7])
+               : "r"(taddr));
+}
+DEV void wait_ld() { asm volatile("tcgen05.wait::ld.sync.aligned;" ::: "memory"); }
+constexpr uint32_t kCols = 256;
+constexpr uint32_t kIdesc = (1u << 4) | (1u << 7) | (1u << 10) | ((128u >> 3) << 17) | ((128u >> 4) << 24);
+
+__global__ void __launch_bounds__(256, 1) big_kernel(float* __restrict__ out, const uint64_t* __restrict__ descs, float scale) {
+  __shared__ uint32_t tmem_slot;
+  __shared__ alignas(8) uint64_t bars[4];
+  const uint32_t warp = threadIdx.x / 32;
+  if (warp == 0) {
+    asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], %1;" :: "r"(smem_u32(&tmem_slot)), "n"(kCols));
+    asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;");
+  }
+  if (threadIdx.x == 0)
+    for (int i = 0; i < 4; ++i) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(smem_u32(&bars[i])));
+  fence_before();
+  __syncthreads();
+  fence_after();
+  const uint32_t tmem = tmem_slot;
+  float acc = 0.f;
+'''
+    body = []
+    for s in range(steps):
+        body.append(f'''  // step {s}
+  if (warp == 1 && threadIdx.x % 32 == 0) {{
+    for (int k = 0; k < 4; ++k)
+      mma(tmem + {(s % 2) * 128}, descs[{2 * s} + 2 * k], descs[{2 * s + 1} + 2 * k], kIdesc, k);
+    commit(smem_u32(&bars[{s % 4}]));
+  }}
+  if (warp >= 4) {{
+    mbar_wait(smem_u32(&bars[{s % 4}]), {(s // 4) % 2});
+    fence_after();
+    float v[8];
+    ld8(tmem + (((warp % 4) * 32) << 16) + {(s % 2) * 128 + (s % 16) * 8}, v);
+    wait_ld();
+    for (int i = 0; i < 8; ++i) acc = fmaxf(acc, v[i] * scale);
+    out[(blockIdx.x * {steps} + {s}) * 128 + threadIdx.x - 128] = acc;
+  }}
+  __syncthreads();''')
+    tail = '''
+  fence_before();
+  __syncthreads();
+  if (warp == 0) asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;" :: "r"(tmem), "n"(kCols));
+}
+'''
+    return head + "\n".join(body) + tail
+
+def measure_generated(steps: int, repeat: int) -> None:
+    """Source mode on ``generated_kernel(steps)``: the best in-process time of the phases, and the end-to-end time
+    and peak resident memory of ``python -m tmemlint`` on it (one child process per run)."""
+    text = generated_kernel(steps)
+    lines = text.count("\n")
+    load_all()
+    best = None
+    for _ in range(max(1, repeat)):
+        t0 = time.perf_counter()
+        unit = parse_cuda(text, "generated.cu")
+        t1 = time.perf_counter()
+        lint_module(unit.module, "generated.cu", Options())
+        t2 = time.perf_counter()
+        if best is None or t2 - t0 < best[0]:
+            best = (t2 - t0, t1 - t0, t2 - t1, len(unit.module.functions[0].instructions))
+    total, front, rules, insts = best
+    print(f"generated kernel: {lines} lines, {insts} IR instructions; in process (best of {repeat}): {total:.2f} s "
+          f"(front end {front:.2f} s, analyses and rules {rules:.2f} s)")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "generated.cu")
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        runs = []
+        for _ in range(max(1, repeat)):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "tmemlint", "--no-cache", "--format", "concise", path],
+                           cwd=ROOT, capture_output=True, check=False)
+            runs.append(time.perf_counter() - t0)
+            peak = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+        print(f"  cli end to end: {min(runs):.2f} s (best of {len(runs)}), peak resident memory {peak / 1024:.0f} MB")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("paths", nargs="*")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--cli", action="store_true", help="also time `python -m tmemlint FILES` end to end")
+    ap.add_argument("--generated", type=int, metavar="STEPS", help="measure one generated kernel of STEPS steps")
     args = ap.parse_args(argv)
+    if args.generated:
+        measure_generated(args.generated, args.repeat)
+        return
     paths = args.paths or [str(ROOT / "fixtures"), str(ROOT / "examples"), str(ROOT.parent / "shared" / "cases")]
     files = [(p, p.read_text(encoding="utf-8", errors="replace")) for p in collect(paths)]
     if not files:

@@ -192,12 +192,42 @@ def must_state(ctx: "FunctionContext", transfer: Callable, init, meet=lambda a, 
 _MISSING = object()
 
 
+def _reach_bits(ctx: "FunctionContext") -> tuple[dict, dict]:
+    """``(block → bit, block → bitset of the other blocks reachable from it)``, for every block at once: one pass
+    over the strongly connected components in reverse topological order (cached on ``ctx``)."""
+    got = ctx.__dict__.get("_reach_bits")
+    if got is not None:
+        return got
+    g = ctx.cfg.graph
+    bit = {n: 1 << i for i, n in enumerate(g.nodes)}
+    cond = nx.condensation(g)
+    members = cond.graph["mapping"]  # node → component
+    comp_nodes: dict = {}
+    for n, c in members.items():
+        comp_nodes.setdefault(c, []).append(n)
+    inside = {c: sum(bit[n] for n in ns) for c, ns in comp_nodes.items()}
+    below: dict = {}  # component → bitset of nodes reachable from it by at least one edge
+    for c in reversed(list(nx.topological_sort(cond))):
+        acc = 0
+        for d in cond.successors(c):
+            acc |= inside[d] | below[d]
+        ns = comp_nodes[c]
+        if len(ns) > 1 or any(g.has_edge(n, n) for n in ns):  # a cycle: its nodes reach each other
+            acc |= inside[c]
+        below[c] = acc
+    reach = {n: below[members[n]] & ~bit[n] for n in g.nodes}  # as networkx.descendants: never the block itself
+    ctx.__dict__["_reach_bits"] = (bit, reach)
+    return bit, reach
+
+
 def block_descendants(ctx: "FunctionContext", b) -> set:
-    """Blocks reachable from block ``b`` by at least one edge (cached on ``ctx``)."""
+    """Blocks reachable from block ``b``, ``b`` itself excluded (cached on ``ctx``)."""
     cache = ctx.__dict__.setdefault("_descendants", {})
     got = cache.get(b)
     if got is None:
-        got = {n for n in nx.descendants(ctx.cfg.graph, b) if n in ctx.cfg.blocks}
+        bit, reach = _reach_bits(ctx)
+        r = reach[b]
+        got = {n for n in ctx.cfg.blocks if r & bit[n]}
         cache[b] = got
     return got
 
@@ -208,4 +238,5 @@ def can_reach(ctx: "FunctionContext", a: Instruction, b: Instruction) -> bool:
     bb = ctx.cfg.block_of[b.index]
     if ba == bb and a.index < b.index:
         return True
-    return bb in block_descendants(ctx, ba)
+    bit, reach = _reach_bits(ctx)
+    return bool(reach[ba] & bit[bb])
