@@ -68,6 +68,18 @@ def test_named_folders_and_files_are_checked_unless_force_exclude(repo):
     assert paths_of(r.stdout) == ["gen/keep.ptx"]
 
 
+def test_tmemlint_alone_checks_the_current_folder(repo, capsys):
+    from tmemlint.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main([])
+    out = capsys.readouterr()
+    assert e.value.code == 1
+    assert sorted({row.split(":")[0] for row in out.out.splitlines() if ": TM" in row}) == ["gen/keep.ptx",
+                                                                                          "src/k.ptx"]
+    assert out.err.endswith("Found 4 errors in 2 files\n")
+
+
 def test_a_folder_with_nothing_to_check_says_so(repo):
     (repo / "empty").mkdir()
     r = run("empty")

@@ -487,9 +487,10 @@ def main_callback(version: bool = typer.Option(False, "--version", callback=_ver
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point: ``tmemlint PATHS`` means ``tmemlint check PATHS``."""
+    """Console entry point: ``tmemlint PATHS`` means ``tmemlint check PATHS``, and ``tmemlint`` alone ``tmemlint
+    check .``."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if args and args[0] not in SUBCOMMANDS and args[0] not in _command_names():
+    if not args or (args[0] not in SUBCOMMANDS and args[0] not in _command_names()):
         args.insert(0, "check")
     app(args=args, prog_name="tmemlint")
 
