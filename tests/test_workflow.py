@@ -208,7 +208,18 @@ def test_one_finding_whether_from_source_mode_or_lineinfo_ptx(tmp_path, monkeypa
                                "message": "the CUDA source of this instruction (file not found here)"}
 
 
-def test_text_output_demangles_kernel_names(tmp_path, monkeypatch):
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="compile mode needs nvcc")
+def test_compile_mode_gives_the_same_finding(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    got = []
+    for args in (["--compile", "examples/gemm_leak_bad.cu"], ["examples/gemm_leak_bad.cu"],
+                 ["examples/gemm_leak_bad.ptx"]):
+        r = CliRunner().invoke(app, ["check", "--format", "json", *args])
+        got.append([(f["path"], f["line"], f["column"], f["code"], f["fingerprint"]) for f in json.loads(r.stdout)])
+    assert got[0] == got[1] == got[2] and got[0][0][:4] == ("examples/gemm_leak_bad.cu", 136, 19, "TM101")
+
+
+def test_json_keeps_the_mangled_function_name(tmp_path, monkeypatch):
     text = NCOLS_96.replace(".entry k(", f".entry {MANGLED}(")
     assert text != NCOLS_96
     (tmp_path / "m.ptx").write_text(text)
