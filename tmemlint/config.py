@@ -4,7 +4,8 @@ For each checked file the nearest configuration wins: its folder, then each pare
 ``tmemlint.toml`` (first) and for a ``pyproject.toml`` that has a ``[tool.tmemlint]`` table (a ``pyproject.toml``
 without one is passed over).  ``--config FILE`` uses FILE for every file instead, ``--isolated`` uses none.  The
 command line overrides the file: ``--select`` replaces the file's selection, ``--extend-select``/``--ignore`` apply
-on top of it, ``--fail-on``/``--ctas-per-sm`` replace the file's values, ``--exclude`` adds patterns.
+on top of it, ``--fail-on``/``--ctas-per-sm`` replace the file's values, ``--exclude`` replaces ``exclude``,
+``--extend-exclude`` adds patterns, ``--[no-]force-exclude``/``--[no-]respect-gitignore`` replace the file's.
 
 Keys (unknown keys and unknown rule codes are errors that name the file and the key)::
 
@@ -13,7 +14,10 @@ Keys (unknown keys and unknown rule codes are errors that name the file and the 
     ignore = ["TM301"]
     fail-on = "warning"                  # error | warning | info | never
     ctas-per-sm = 2                      # CTAs resident per SM, for the column budget (int >= 1)
-    exclude = ["build", "third_party/**"]
+    exclude = ["build", "third_party/**"]   # replaces DEFAULT_EXCLUDE (.git, .venv, node_modules, build, ...)
+    extend-exclude = ["gen/**"]          # on top of exclude (or of its defaults)
+    force-exclude = true                 # exclusions apply to files named on the command line too (pre-commit)
+    respect-gitignore = false            # folder searches read what .gitignore / .ignore ignore too (default true)
     include-dirs = ["include"]           # folders for quoted #include in source mode (relative to this file)
     [tool.tmemlint.severity]             # ([severity] in tmemlint.toml)
     TM301 = "error"                      # error | warning | info
@@ -23,8 +27,9 @@ Keys (unknown keys and unknown rule codes are errors that name the file and the 
 Globs are matched against the path relative to the configuration file's folder (``/`` separators): ``*`` and
 ``?`` stay inside one folder, ``**`` crosses folders, ``[abc]`` is a class; a pattern also matches everything
 below a folder it matches, and a pattern without ``/`` matches any single path component (``*_bad.ptx``,
-``build``).  ``exclude`` applies to files found by searching folders or expanding globs; a file named on the
-command line is always checked.
+``build``).  ``exclude`` applies to files found by searching folders or expanding globs (``tmemlint.discover``,
+where a pattern without ``/`` is matched against each entry's name); a file named on the command line is checked
+unless ``force-exclude`` is on.
 """
 
 from __future__ import annotations
