@@ -40,7 +40,7 @@ import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable
 
 from tmemlint.checks.registry import RULES, load_all, resolve_prefix
 from tmemlint.options import Options
