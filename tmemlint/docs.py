@@ -2,7 +2,8 @@
 web addresses, and the rule table of README.md generated from the registry.
 
 ``python -m tmemlint.docs --write-readme [README]`` rewrites the part of README.md between
-``<!-- rules:start -->`` and ``<!-- rules:end -->``; ``--check`` exits 1 when it is out of date."""
+``<!-- rules:start -->`` and ``<!-- rules:end -->`` and the rows of ``tmemlint/ruletable.py``; ``--check`` exits 1
+when either is out of date."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from tmemlint.checks.registry import RULES, load_all
 HOMEPAGE = "https://github.com/tmemlint/tmemlint"
 README_START = "<!-- rules:start -->"
 README_END = "<!-- rules:end -->"
+RULETABLE_START = "# generated rows: begin\n"
+RULETABLE_END = "# generated rows: end"
 
 
 def rules_dir() -> Path | None:
@@ -71,6 +74,25 @@ def rules_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+def rule_rows() -> str:
+    """``ROWS`` of ``tmemlint/ruletable.py`` (the rule table the commands that only print it read without importing
+    the rules), generated from the registry: ``(code, name, severity, enabled, summary)`` sorted by code."""
+    load_all()
+    out = ["ROWS = ("]
+    for code in sorted(RULES):
+        r = RULES[code]
+        out.append(f"    ({r.code!r}, {r.name!r}, {r.severity.value!r}, {r.enabled!r},")
+        out.append(f"     {r.summary!r}),")
+    return "\n".join(out + [")"]) + "\n"
+
+
+def ruletable_with_rows(source: str) -> str:
+    """``source`` (``tmemlint/ruletable.py``) with the text between its generated-rows markers replaced by
+    ``rule_rows()``."""
+    start, end = source.index(RULETABLE_START) + len(RULETABLE_START), source.index(RULETABLE_END)
+    return source[:start] + rule_rows() + source[end:]
+
+
 def readme_with_rules(readme: str) -> str:
     """``readme`` with the text between the rule-table markers replaced by ``rules_table()``; a README without
     the markers gets a ``## Rules`` section with them appended."""
@@ -102,14 +124,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tmemlint.docs: {path}: cannot read: {e.strerror or e}", file=sys.stderr)
         return 2
     new = readme_with_rules(old)
+    table = Path(__file__).with_name("ruletable.py")
+    old_rows = table.read_text(encoding="utf-8")
+    new_rows = ruletable_with_rows(old_rows)
     if args.check:
-        if new != old:
-            print(f"{path}: rule table out of date; run python -m tmemlint.docs --write-readme", file=sys.stderr)
-            return 1
-        return 0
-    if new != old:
-        path.write_text(new, encoding="utf-8")
-        print(f"{path}: rule table updated", file=sys.stderr)
+        stale = [p for p, o, n in ((path, old, new), (table, old_rows, new_rows)) if o != n]
+        for p in stale:
+            print(f"{p}: rule table out of date; run python -m tmemlint.docs --write-readme", file=sys.stderr)
+        return 1 if stale else 0
+    for p, o, n in ((path, old, new), (table, old_rows, new_rows)):
+        if n != o:
+            p.write_text(n, encoding="utf-8")
+            print(f"{p}: rule table updated", file=sys.stderr)
     return 0
 
 

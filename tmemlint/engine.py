@@ -13,11 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from tmemlint.checks.context import FunctionContext
 from tmemlint.checks.registry import RULES, Rule, load_all
 from tmemlint.findings import CheckError, Finding, Severity
-from tmemlint.frontend import parser
-from tmemlint.frontend.parser import PTXSyntaxError, decode, parse_text
 from tmemlint.ir import Module
 from tmemlint.options import Options  # noqa: F401 - its home is tmemlint.options; re-exported here
 
@@ -83,8 +80,10 @@ def value_work(fn) -> int:
 
 def _lint_function(module: Module, fn, path: str, options: Options, rules: list[Rule]) -> list[Finding]:
     """The findings of the enabled rules on one function (see ``lint_module``)."""
-    if not fn.has_body:
+    if not fn.instructions:  # no body, or an empty one (a stub of split.layout): nothing touches TMEM
         return []
+    from tmemlint.checks.context import FunctionContext  # the analyses: imported when a function has a body
+
     ctx = FunctionContext(module, fn, path)
     ctx.options = options
     if not ctx.touches_tmem:
@@ -160,6 +159,8 @@ def lint_text(text: str, path: str, options: Options | None = None) -> list[Find
     instruction), and the line limit counts those lines.  Never raises for bad input."""
     options = options or Options()
     load_all()
+    from tmemlint.frontend import parser
+    from tmemlint.frontend.parser import PTXSyntaxError, parse_text
     from tmemlint.frontend.split import layout
 
     lay = layout(parser.normalize(text), prune=PRUNE)
@@ -229,6 +230,9 @@ def _lint_part_at(k: int, path: str, options: Options) -> list[Finding] | None:
 def _lint_part(text: str, path: str, options: Options, owned: list[tuple[int, int]]) -> list[Finding] | None:
     """Worker of ``_lint_parts``: parse one part (already pruned, its lines counted by the caller) and run the
     rules on the functions it owns; None when the part does not parse as a module."""
+    from tmemlint.frontend import parser
+    from tmemlint.frontend.parser import PTXSyntaxError
+
     try:
         module = parser.parse_module(text, path)
     except PTXSyntaxError:
@@ -264,6 +268,7 @@ def _lint_compiled(text: str, path: str, options: Options) -> list[Finding]:
     import os
 
     from tmemlint.compile import compile_to_ptx, map_findings
+    from tmemlint.frontend.parser import PTXSyntaxError, parse_text
 
     includes = tuple(f"-I{os.path.abspath(d)}" for d in options.include_dirs)
     ptx = compile_to_ptx(text, path, tuple(options.nvcc_args) + includes, options.defines)
@@ -301,6 +306,8 @@ def lint_bytes(data: bytes, display: str, options: Options | None = None) -> Fil
     if len(data) > MAX_BYTES:
         res.findings = _too_large(display, len(data), options)
         return res
+    from tmemlint.frontend.parser import PTXSyntaxError, decode
+
     try:
         text = decode(data)
     except PTXSyntaxError as e:

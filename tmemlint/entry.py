@@ -15,23 +15,21 @@ unreadable entry is ignored.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import io
-import json
 import os
 import sys
-from pathlib import Path
 
 from tmemlint import __version__
-from tmemlint.cachedir import cache_dir
+
+# Nothing else is imported here: ``--version`` and ``rules`` cost the interpreter's start and little more
+# (``_answer_at_once``); the cache's modules (hashlib, json, pathlib) are imported by the functions that use them.
 
 _CONFIG_NAMES = ("pyproject.toml", "tmemlint.toml")
 _UNCACHEABLE = {"-", "--write-baseline", "--compile", "--stdin-filename", "server", "plan", "rules", "rule",
                 "--help", "-h", "--version", "--statistics", "-o", "--output-file", "--show-settings"}
 
 
-def _configs_for(path: Path) -> list[Path]:
+def _configs_for(path) -> list:
+    """The configuration files that may apply to ``path`` (a ``pathlib.Path``): in its folder and above."""
     out = []
     d = path.resolve().parent
     while True:
@@ -47,6 +45,9 @@ def _configs_for(path: Path) -> list[Path]:
 def _code_stamp() -> str:
     """Size and modification time of every file of the installed package (code, grammar, rule pages): an
     edited rule or an editable install that changed invalidates the cache even when the version stays."""
+    import hashlib
+    from pathlib import Path
+
     root = Path(__file__).resolve().parent
     parts = []
     for dirpath, dirs, names in os.walk(root):
@@ -69,6 +70,10 @@ def cache_key(args: list[str]) -> str | None:
     """The cache key of a ``check`` run with ``args``, or None when the run is not cacheable (a folder or a glob,
     an argument that is not a readable regular file where a path is expected, stdin, or an option that writes or
     reads elsewhere)."""
+    import hashlib
+    import json
+    from pathlib import Path
+
     if any(a in _UNCACHEABLE or a.startswith(("--write-baseline", "--compile", "--build-path", "-p",
                                                "--output-file", "-o", "--show-settings")) for a in args):
         return None
@@ -109,6 +114,10 @@ def cache_key(args: list[str]) -> str | None:
 
 
 def _read(key: str) -> tuple[str, str, int] | None:
+    import json
+
+    from tmemlint.cachedir import cache_dir
+
     try:
         entry = json.loads((cache_dir() / key[:2] / key).read_text(encoding="utf-8"))
         return entry["stdout"], entry["stderr"], int(entry["code"])
@@ -117,6 +126,10 @@ def _read(key: str) -> tuple[str, str, int] | None:
 
 
 def _write(key: str, out: str, err: str, code: int) -> None:
+    import json
+
+    from tmemlint.cachedir import cache_dir
+
     try:
         d = cache_dir() / key[:2]
         d.mkdir(parents=True, exist_ok=True)
@@ -127,9 +140,49 @@ def _write(key: str, out: str, err: str, code: int) -> None:
         pass  # a read-only home or a full disk only loses the cache
 
 
+def _answer_at_once(args: list[str]) -> bool:
+    """Answer ``--version``, ``rules`` and ``rule CODE`` without the command line's parser (typer) or the rules
+    (their table is ``tmemlint.ruletable``): the output and exit code of ``tmemlint.cli`` for the same
+    arguments.  False for anything else."""
+    if args == ["--version"]:
+        sys.stdout.write(f"tmemlint {__version__}\n")
+        return True
+    if args == ["rules"]:
+        from tmemlint.ruletable import rules_lines
+
+        sys.stdout.write("\n".join(rules_lines()) + "\n")
+        return True
+    if len(args) == 2 and args[0] == "rule" and not args[1].startswith("-"):
+        from tmemlint.ruletable import ROWS, resolve_prefix
+
+        got = resolve_prefix(args[1])
+        if len(got) != 1:
+            sys.stderr.write(f"tmemlint: unknown rule {args[1]!r}\n")
+            raise SystemExit(2)
+        code, name, severity, _on, summary = next(r for r in ROWS if r[0] == got[0])
+        here = os.path.dirname(os.path.abspath(__file__))
+        text = None
+        for folder in (os.path.join(here, "rules"), os.path.join(os.path.dirname(here), "rules")):
+            if os.path.isdir(folder):  # the wheel's tmemlint/rules, else the source tree's (tmemlint.docs.rules_dir)
+                try:
+                    with open(os.path.join(folder, f"{code}-{name}.md"), encoding="utf-8") as fh:
+                        text = fh.read()
+                except OSError:
+                    pass
+                break
+        if text is None:
+            text = f"{code} {name} ({severity})\n\n{summary}\n"
+        sys.stdout.write(text + "\n")
+        return True
+    return False
+
+
 def main(argv: list[str] | None = None) -> None:
     """``tmemlint`` console script: answer from the cache when possible, else run ``tmemlint.cli.main``."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if _answer_at_once(args):
+        sys.stdout.flush()
+        return
     use_cache = "--no-cache" not in args and os.environ.get("TMEMLINT_NO_CACHE") not in ("1", "true", "yes")
     args_wo = [a for a in args if a != "--no-cache"]
     key = None
@@ -150,6 +203,9 @@ def main(argv: list[str] | None = None) -> None:
     if key is None:
         cli.main(args_wo)
         return
+    import contextlib
+    import io
+
     out_buf, err_buf = io.StringIO(), io.StringIO()
     code = 0
     try:

@@ -14,8 +14,6 @@ from typing import Optional
 
 import typer
 
-from tmemlint.frontend.parser import PTXSyntaxError, decode, parse_text
-
 
 class PlanFormat(str, Enum):
     """Output formats of ``tmemlint plan``."""
@@ -40,6 +38,7 @@ def plan_command(
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout."),
 ):
     """Print the TMEM plan of a kernel: regions, column budget, peak, reuse edges, readback, timeline."""
+    from tmemlint.frontend.parser import PTXSyntaxError, decode, parse_text
     from tmemlint.plan.model import PlanError, build_plan
     from tmemlint.plan.render_text import render_text
 

@@ -1,0 +1,119 @@
+"""A command imports what it uses (issue 18): ``--version``, ``rules``, ``rule`` and ``--help`` and a cache hit import
+neither the parser nor the analyses (``--version``, ``rules`` and ``rule`` not even the command line's parser:
+``tmemlint.entry`` answers them from ``tmemlint.ruletable``, with the output of ``tmemlint.cli``); ``check`` of a
+PTX file imports no CUDA front end, no output format it does not print, no language server.  The modules a run
+imported are read from ``sys.modules`` when it exits; the time they take is measured by ``python -X importtime``
+(``docs/performance.md``), not here."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import FIXTURES, ROOT
+from tmemlint import cli
+from tmemlint.checks.registry import RULES, load_all
+from tmemlint.docs import ruletable_with_rows
+from tmemlint.ruletable import ROWS
+
+#: Runs the console entry point with the arguments given, then writes the names of the imported modules to
+#: standard error (after everything the command wrote).
+PROBE = """
+import atexit, sys
+atexit.register(lambda: sys.__stderr__.write("\\nMODULES " + " ".join(sorted(sys.modules)) + "\\n"))
+sys.argv = ["tmemlint"] + sys.argv[1:]
+from tmemlint.entry import main
+main()
+"""
+
+#: The parser, the analyses and what only they use.
+HEAVY = ("lark", "lark_cython", "networkx", "tmemlint.frontend.parser", "tmemlint.frontend.transformer",
+         "tmemlint.analysis", "tmemlint.checks.context", "tree_sitter")
+#: The command line's parser and the rules: not needed to print the version or the rule table.
+CLI = ("typer", "click", "rich", "tmemlint.cli", "tmemlint.checks.access", "tmemlint.checks.lifecycle",
+       "tmemlint.config", "tmemlint.engine")
+
+
+def modules(*args: str, cwd=ROOT, env=None) -> tuple[subprocess.CompletedProcess, set[str]]:
+    proc = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, cwd=cwd,
+                          env=env, timeout=120)
+    err, _, names = proc.stderr.rpartition("\nMODULES ")
+    proc.stderr = err
+    return proc, set(names.split())
+
+
+def imported(mods: set[str], prefixes: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in mods if any(m == p or m.startswith(p + ".") for p in prefixes))
+
+
+@pytest.mark.parametrize("args", [["--version"], ["rules"], ["rule", "TM101"], ["rule", "tmem-leak"]])
+def test_printing_the_version_or_the_rules_imports_no_parser_no_rules_no_cli(args):
+    proc, mods = modules(*args)
+    assert proc.returncode == 0 and proc.stdout
+    assert imported(mods, HEAVY + CLI) == []
+
+
+@pytest.mark.parametrize("args", [["--help"], ["check", "--help"], ["rule", "--help"], ["plan", "--help"]])
+def test_help_imports_no_parser_and_no_analysis(args):
+    proc, mods = modules(*args)
+    assert proc.returncode == 0 and "Usage" in proc.stdout
+    assert imported(mods, HEAVY) == []
+
+
+def test_a_cache_hit_imports_no_parser_no_analysis_no_cli(tmp_path):
+    env = dict(os.environ, TMEMLINT_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("TMEMLINT_NO_CACHE", None)
+    ptx = str(FIXTURES / "nvcc" / "tm102_ncols_bad.ptx")
+    first, mods = modules("--format", "concise", ptx, env=env)
+    assert first.returncode == 1 and "TM102" in first.stdout and "lark" in mods
+    again, mods = modules("--format", "concise", ptx, env=env)
+    assert (again.returncode, again.stdout) == (first.returncode, first.stdout)
+    assert imported(mods, HEAVY + CLI) == []
+
+
+def test_check_of_a_ptx_file_imports_what_it_uses():
+    proc, mods = modules("--no-cache", "--format", "concise", str(FIXTURES / "nvcc" / "tm102_ncols_bad.ptx"))
+    assert proc.returncode == 1 and "TM102" in proc.stdout
+    assert {"lark", "networkx", "tmemlint.frontend.parser", "tmemlint.report.concise"} <= mods
+    assert imported(mods, ("tree_sitter", "tmemlint.frontend.cuda", "tmemlint.frontend.cpp_pre", "tmemlint.compile",
+                           "tmemlint.server", "pygls", "tmemlint.report.sarif", "tmemlint.report.json_format",
+                           "tmemlint.report.text", "tmemlint.plan.model", "tmemlint.baseline",
+                           "concurrent.futures.process", "multiprocessing")) == []
+
+
+# ------------------------------------------------------------------ the answers without typer are typer's
+
+
+def cli_output(capsys, *args: str) -> tuple[str, str, int]:
+    code = 0
+    try:
+        cli.main(list(args))
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 0
+    out, err = capsys.readouterr()
+    return out, err, code
+
+
+def entry_output(*args: str) -> tuple[str, str, int]:
+    proc = subprocess.run([sys.executable, "-m", "tmemlint", *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+    return proc.stdout, proc.stderr, proc.returncode
+
+
+def test_rule_table_rows_are_the_registry():
+    load_all()
+    assert [r[0] for r in ROWS] == sorted(RULES)
+    assert [(c, n, s, on, summ) for c, n, s, on, summ in ROWS] == [
+        (r.code, r.name, r.severity.value, r.enabled, r.summary) for r in (RULES[c] for c in sorted(RULES))]
+    source = (ROOT / "tmemlint" / "ruletable.py").read_text(encoding="utf-8")
+    assert ruletable_with_rows(source) == source, "run: python -m tmemlint.docs --write-readme"
+
+
+@pytest.mark.parametrize("args", [["--version"], ["rules"], ["rule", "tm101"], ["rule", "tmem-leak"],
+                                  ["rule", "TM9"], ["rule", "TM90"], ["rule", "ALL"], ["rule", "no-such-rule"]]
+                         + [["rule", c] for c in sorted({r[0] for r in ROWS})])
+def test_answers_without_typer_are_the_cli_answers(args, capsys):
+    assert entry_output(*args) == cli_output(capsys, *args)
