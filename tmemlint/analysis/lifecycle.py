@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from tmemlint.analysis.calls import BoundOracle, CalleeInfo, call_binding, lifecycle_calls, portable_facts
 from tmemlint.analysis.paths import Branches, BudgetExceeded, ExitState, PropertySimulation
 from tmemlint.analysis.values import TOP
-from tmemlint.analysis.threads import WarpClass, is_lane_fact
+from tmemlint.analysis.threads import WarpClass, cross_warp_facts, is_lane_fact
 from tmemlint.ir import Instruction
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -90,7 +90,8 @@ class Lifecycle:
                                      observe=self._observer(run), relevant=self._relevant,
                                      transfer_facts=True)
             try:
-                run.exits = sim.run()
+                # exit facts in cross-warp form: combinations of classes compare launch data by address
+                run.exits = [ExitState(e.prop, cross_warp_facts(ctx.values, e.facts), e.exit_inst) for e in sim.run()]
             except BudgetExceeded:
                 self.bounded.append(f"path simulation of {klass!r} exceeded its budget")
                 continue
@@ -313,6 +314,24 @@ class Lifecycle:
                     return None
         return None
 
+    def conditional(self, run: ClassRun, st: ExitState, effect) -> bool:
+        """Whether the verdict on ``st`` (a leak, a free with no allocation) holds only if warps disagree about data:
+        ``st``'s own path is chosen by facts built from values its class computed itself (loads, loop-carried flags),
+        and another class has an exit state with ``effect`` (it frees, it allocates) that is also consistent with
+        ``st``'s facts and was chosen the same way.  Two warps that each walk the same persistent tile loop and test the same tile for validity agree
+        in every real launch, but the analysis cannot tie their separate loads together: such a finding states its
+        assumption and is not a definite error."""
+        if not any(_data_dependent(k) for k, _ in st.facts if not is_lane_fact(k)):
+            return False  # the finding's own path does not depend on such data: a definite fault
+        for other in self.runs:
+            if other is run:
+                continue
+            for s in other.exits:
+                if effect(s) and consistent_choice_facts([s.facts, st.facts]) and \
+                        any(_data_dependent(k) for k, _ in s.facts if not is_lane_fact(k)):
+                    return True
+        return False
+
     def find_unmatched_free(self, slot) -> tuple[ClassRun, ExitState] | None:
         """A class and exit state that freed ``slot`` allocated by another thread, while a consistent choice of
         the other classes' exit states allocated it nowhere (TM104: dealloc with no allocation on some path)."""
@@ -402,6 +421,16 @@ def _relinquish(prop: frozenset, idx: int) -> frozenset:
 def _unknown_call(prop: frozenset) -> frozenset:
     """After a call that cannot be followed: it may free anything (never a cause of a leak report)."""
     return _dealloc(prop, None)
+
+
+def _data_dependent(key) -> bool:
+    """Whether a fact's key is built from values a thread computed from memory or a loop (opaque definitions,
+    loop-carried register values, loads): facts that another warp cannot share by construction."""
+    if isinstance(key, tuple):
+        if key and key[0] in ("opq", "phi", "regval", "mem"):
+            return True
+        return any(_data_dependent(x) for x in key if isinstance(x, tuple))
+    return False
 
 
 def consistent_choice_facts(fact_sets: list[frozenset]) -> bool:

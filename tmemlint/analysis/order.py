@@ -30,8 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tmemlint.analysis.lifecycle import consistent_choice_facts
-from tmemlint.analysis.threads import is_lane_fact
+from tmemlint.analysis.lifecycle import _data_dependent, consistent_choice_facts
+from tmemlint.analysis.threads import cross_warp_facts, is_lane_fact
 from tmemlint.analysis.values import TOP
 from tmemlint.ir import Address, Instruction
 
@@ -157,6 +157,12 @@ def peer_arrive_key(values, inst: Instruction) -> BarrierKey | None:
     return None
 
 
+def _data_chosen(facts: frozenset) -> bool:
+    """Whether a path's facts include ones built from values its class computed itself (loads, loop-carried
+    flags): another warp's path cannot be tied to it (``Lifecycle.conditional``)."""
+    return any(_data_dependent(k) for k, _ in facts)
+
+
 class SyncModel:
     """Happens-before of one function (see the module docstring), computed on demand per warp class and cached.
 
@@ -197,7 +203,7 @@ class SyncModel:
 
         def observe(_k, prop, inst, facts):
             i = inst.index
-            uniform = frozenset(f for f in facts if not is_lane_fact(f[0]))
+            uniform = cross_warp_facts(self.ctx.values, frozenset(f for f in facts if not is_lane_fact(f[0])))
             w, a = waits.setdefault(i, {}), arrivals.setdefault(i, {})
             if uniform not in w and len(w) >= _MAX_FACT_SETS:
                 uniform = frozenset()
@@ -219,7 +225,7 @@ class SyncModel:
             def observe(_k, _p, inst, facts):
                 got = seen.setdefault(inst.index, set())
                 if got is not None:
-                    got.add(facts)
+                    got.add(cross_warp_facts(self.ctx.values, facts))
                     if len(got) > _MAX_FACT_SETS:
                         seen[inst.index] = None
 
@@ -258,7 +264,7 @@ class SyncModel:
         merged: dict[int, dict[frozenset, frozenset]] = {}
         for _k, exits in self.ctx.simulate(transfer, frozenset(), classes=[klass], relevant=self._relevant):
             for ex in exits:
-                uniform = frozenset(f for f in ex.facts if not is_lane_fact(f[0]))
+                uniform = cross_warp_facts(self.ctx.values, frozenset(f for f in ex.facts if not is_lane_fact(f[0])))
                 for a, ks in ex.prop:
                     per = merged.setdefault(a, {})
                     per[uniform] = per.get(uniform, frozenset()) | ks
@@ -269,7 +275,8 @@ class SyncModel:
     def must_happen_before(self, a: Instruction, ka: "WarpClass", b: Instruction, kb: "WarpClass") -> bool | None:
         """Whether every execution of ``b`` by ``kb`` is ordered after ``a``'s execution by ``ka``; None when it
         cannot be decided (no path of ``ka`` through ``a`` reaches an exit the analysis follows: an unresolved
-        ``brx.idx``, a loop with no exit).
+        ``brx.idx``, a loop with no exit; or the only unordered pairs of paths are chosen, in both classes, by
+        values each computed itself, such as one role's tile loop running zero times while another's does not).
 
         For every path of ``kb`` reaching ``b`` and every path of ``ka`` through ``a`` whose CTA-uniform branch
         facts agree with it (a CTA that returns early returns in every warp), ``ka`` arrives on some instance
@@ -320,6 +327,8 @@ class SyncModel:
             return None
         facts_b = self._reaching_facts(kb).get(b.index)
 
+        uncertain = []
+
         def orders(x: BarrierKey, fa: frozenset, fb: frozenset) -> bool:
             sb = self.site(b)
             done = 1 if sb is not None and sb.waits and sb.key.may_alias(x) else 0  # b itself waits on x
@@ -333,8 +342,18 @@ class SyncModel:
             for f, m in b_states:
                 n = max((c for g, c in a_states if consistent_choice_facts([g, f, fa])), default=0)
                 if not (m > 0 and (n >= MANY or m >= MANY or n + 1 <= m)):
+                    if _data_chosen(f) and _data_chosen(fa):
+                        uncertain.append(x)  # both paths chosen by values each class computed itself
+                        continue
                     return False
             return True
+
+        for fb in (facts_b if facts_b else (frozenset(),)):
+            fb = frozenset(f for f in fb if not is_lane_fact(f[0]))
+            for keys, fa in paths_a:
+                if consistent_choice_facts([fa, fb]) and not any(orders(x, fa, fb) for x in keys):
+                    return False
+        return None if uncertain else True
 
         for fb in (facts_b if facts_b else (frozenset(),)):
             fb = frozenset(f for f in fb if not is_lane_fact(f[0]))

@@ -302,6 +302,50 @@ class GuardOracle:
 
 
 
+#: State spaces whose loads read memory that every warp of the CTA sees alike (launch data: kernel parameters,
+#: constants, global tables such as cumulative sequence lengths).
+_SHARED_READ_SPACES = ("global", "param", "const")
+
+
+def cross_warp_facts(va: ValueAnalysis, facts: frozenset) -> frozenset:
+    """``facts`` with each opaque value that a plain load produced (``ld.global``/``ld.param``/``ld.const``, not
+    ``.volatile``, ``.relaxed``/``.acquire``, from a CTA-uniform address) replaced by ``("mem", address)``, so that
+    warps that load the same launch data separately (CUTLASS's per-role copies of the tile-validity test, each
+    reading the cumulative sequence lengths) agree on the facts built from it when their paths are combined.
+
+    Only cross-class combinations use this (``consistent_choice``): within one thread the opaque values keep their
+    definitions, so a loop that reloads still sees a new value.  Assumes the kernel does not write the launch data
+    it branches on while warps read it (a documented limit)."""
+    cache = va.__dict__.setdefault("_cross_warp", {})
+    out = []
+    changed = False
+    for key, val in facts:
+        k = cache.get(key)
+        if k is None:
+            k = cache[key] = _canon(va, key, 0)
+        changed |= k is not key
+        out.append((k, val))
+    return frozenset(out) if changed else facts
+
+
+def _canon(va: ValueAnalysis, v, depth: int):
+    if not isinstance(v, tuple) or not v or depth > 8:
+        return v
+    if v[0] == "opq" and isinstance(v[1], int):
+        inst = va.insts[v[1]]
+        if inst.op in ("ld", "ldu") and len(inst.operands) >= 2 and any(sp in inst.parts for sp in _SHARED_READ_SPACES) \
+                and not any(q in inst.parts for q in ("volatile", "relaxed", "acquire", "mmio")):
+            a = inst.operands[1]
+            base = getattr(a, "base", None)
+            if base is None or not hasattr(base, "name") or va.is_uniform(inst, base):
+                addr = va.value(inst, a)
+                if addr is not TOP:
+                    return ("mem", _canon(va, addr, depth + 1), inst.parts[-1])
+        return v
+    new = tuple(_canon(va, x, depth + 1) if isinstance(x, tuple) else x for x in v)
+    return v if new == v else new
+
+
 _CLUSTER_SREGS = ("%cluster_nctaid.x", "%cluster_nctaid.y", "%cluster_nctaid.z", "%cluster_nctarank")
 _POW2 = (1, 2, 4, 8, 16)
 

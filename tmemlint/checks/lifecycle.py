@@ -47,6 +47,15 @@ def tmem_leak(ctx):
         if st.exit_inst is not None:
             related.append((st.exit_inst, f"the kernel exits here with the allocation live ({run.klass!r})"))
             flow.append((st.exit_inst, "exits here without tcgen05.dealloc"))
+        frees = {("f", slot), ("f", "*")}
+        if lc.conditional(run, st, lambda s: bool(s.prop & frees)):
+            ctx.report("TM101", site,
+                       f"{what} allocated here are not deallocated on a path where the warps that free them decide "
+                       f"differently from {run.klass!r} on values each computed itself (a tile loop that runs zero "
+                       f"times for one role, a tile valid for one role only): if every warp sees the same tiles, as a "
+                       f"launch normally guarantees, this path cannot happen", related, flow,
+                       severity=Severity.WARNING)
+            continue
         ctx.report("TM101", site,
                    f"{what} allocated here are not deallocated on some path to kernel exit "
                    f"(a CTA that exits holding TMEM makes the next CTA's tcgen05.alloc wait forever)",
@@ -173,9 +182,16 @@ def double_dealloc(ctx):
             if sites.freed_slot[d.index] == slot and d.index in run.executed and d.index not in done \
                     and d.index not in multi:
                 allocs = _slot_allocs(ctx, slot) or [d]
+                related = [(allocs[0], "the only allocation, not executed on that path")]
+                if lc.conditional(run, st, lambda s: ("a", slot) in s.prop):
+                    ctx.report("TM104", d, f"tcgen05.dealloc ({run.klass!r}) runs on a path where the warp that "
+                                           f"allocates decided differently on values each computed itself (a tile "
+                                           f"valid for one role only): if every warp sees the same tiles, as a "
+                                           f"launch normally guarantees, this path cannot happen", related,
+                               severity=Severity.WARNING)
+                    break
                 ctx.report("TM104", d, f"tcgen05.dealloc ({run.klass!r}) runs on a path where no warp "
-                                       f"allocated these columns", [(allocs[0], "the only allocation, not "
-                                                                                 "executed on that path")])
+                                       f"allocated these columns", related)
                 break
 
 

@@ -1,0 +1,51 @@
+"""Severities and messages of the third-party idioms that issue 13 names (fixtures/patterns, written for this
+project in the style of CUTLASS, ThunderKittens, DeepGEMM, FlashMLA): a correct idiom gets no error; a path that
+exists only if warps disagree about data they loaded separately is a warning that says so; its bad twin is an
+error.  Line expectations live in the fixtures (tests/test_fixtures.py); this file pins what they cannot say."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import FIXTURES
+from tmemlint.checks.registry import load_all
+from tmemlint.engine import lint_file
+from tmemlint.findings import Severity
+
+load_all()
+PATTERNS = FIXTURES / "patterns"
+
+
+def _findings(name: str):
+    return sorted((f.code, f.severity, f.line) for f in lint_file(PATTERNS / name).findings)
+
+
+def _ptx_line(name: str, needle: str) -> int:
+    lines = (PATTERNS / name).read_text().splitlines()
+    return next(i for i, text in enumerate(lines, 1) if needle in text)
+
+
+def test_data_chosen_tile_paths_are_warnings_that_state_the_assumption():
+    name = "persistent_roles_data_tiles.ptx"
+    got = lint_file(PATTERNS / name).findings
+    alloc = _ptx_line(name, "tcgen05.alloc")
+    dealloc = _ptx_line(name, "tcgen05.dealloc")
+    assert sorted((f.code, f.severity, f.line) for f in got) == [
+        ("TM101", Severity.WARNING, alloc), ("TM104", Severity.WARNING, dealloc)]
+    assert all("if every warp sees the same tiles" in f.message for f in got)
+
+
+def test_data_chosen_tile_paths_bad_twin_is_an_error():
+    name = "persistent_roles_data_tiles_bad.ptx"
+    dealloc = _ptx_line(name, "tcgen05.dealloc")
+    read = _ptx_line(name, "expect: TM205")
+    assert _findings(name) == [("TM104", Severity.ERROR, dealloc), ("TM205", Severity.ERROR, read),
+                               ("TM305", Severity.ERROR, dealloc)]
+
+
+@pytest.mark.parametrize("name", [
+    "named_barrier_slot_handover.ptx", "mbarrier_slot_handover.ptx", "warp_role_chain.ptx", "warp_role_table.ptx",
+    "trap_checked_constant_columns.ptx", "pair_dealloc_peer_mbarrier.ptx", "pair_cluster_size_branch.ptx",
+    "dealloc_transitive_handover.ptx"])
+def test_correct_idioms_have_no_finding(name):
+    assert _findings(name) == []
