@@ -321,14 +321,11 @@ class Lifecycle:
         ``st``'s facts and was chosen the same way.  Two warps that each walk the same persistent tile loop and test the same tile for validity agree
         in every real launch, but the analysis cannot tie their separate loads together: such a finding states its
         assumption and is not a definite error."""
-        if not any(_data_dependent(k) for k, _ in st.facts if not is_lane_fact(k)):
-            return False  # the finding's own path does not depend on such data: a definite fault
         for other in self.runs:
             if other is run:
                 continue
             for s in other.exits:
-                if effect(s) and consistent_choice_facts([s.facts, st.facts]) and \
-                        any(_data_dependent(k) for k, _ in s.facts if not is_lane_fact(k)):
+                if effect(s) and consistent_choice_facts([s.facts, st.facts]) and undecidable_pair(st.facts, s.facts):
                     return True
         return False
 
@@ -423,14 +420,30 @@ def _unknown_call(prop: frozenset) -> frozenset:
     return _dealloc(prop, None)
 
 
-def _data_dependent(key) -> bool:
-    """Whether a fact's key is built from values a thread computed from memory or a loop (opaque definitions,
-    loop-carried register values, loads): facts that another warp cannot share by construction."""
+def _data_dependent(key, tags=("regval", "mem")) -> bool:
+    """Whether a fact's key is built from values a warp computed itself from launch data or a loop: a load of
+    launch data (``("mem", …)``, see ``threads.cross_warp_facts``) or a flag a loop set (``("regval", …)``).  Another
+    warp's path cannot be tied to such a fact by construction.  With ``tags=_OPAQUE``, any value the analysis could
+    not name (also an opaque definition or a merge of several)."""
     if isinstance(key, tuple):
-        if key and key[0] in ("opq", "phi", "regval", "mem"):
+        if key and key[0] in tags:
             return True
-        return any(_data_dependent(x) for x in key if isinstance(x, tuple))
+        return any(_data_dependent(x, tags) for x in key if isinstance(x, tuple))
     return False
+
+
+_OPAQUE = ("regval", "mem", "opq", "phi")
+
+
+def data_chosen(facts: frozenset, tags=("regval", "mem")) -> bool:
+    """Whether some CTA-uniform fact of a path is ``_data_dependent`` (with ``tags``)."""
+    return any(_data_dependent(k, tags) for k, _ in facts if not is_lane_fact(k))
+
+
+def undecidable_pair(f1: frozenset, f2: frozenset) -> bool:
+    """Whether two paths of different warp classes are chosen by data neither can tie to the other: one by launch
+    data or a loop flag, the other by any value the analysis could not name."""
+    return (data_chosen(f1) and data_chosen(f2, _OPAQUE)) or (data_chosen(f2) and data_chosen(f1, _OPAQUE))
 
 
 def consistent_choice_facts(fact_sets: list[frozenset]) -> bool:

@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tmemlint.analysis.lifecycle import _data_dependent, consistent_choice_facts
+from tmemlint.analysis.lifecycle import consistent_choice_facts, undecidable_pair
 from tmemlint.analysis.threads import cross_warp_facts, is_lane_fact
 from tmemlint.analysis.values import TOP
 from tmemlint.ir import Address, Instruction
@@ -155,12 +155,6 @@ def peer_arrive_key(values, inst: Instruction) -> BarrierKey | None:
         if src.op == "mapa" and len(src.operands) >= 2:
             return _key_of(values.value(src, src.operands[1]))
     return None
-
-
-def _data_chosen(facts: frozenset) -> bool:
-    """Whether a path's facts include ones built from values its class computed itself (loads, loop-carried
-    flags): another warp's path cannot be tied to it (``Lifecycle.conditional``)."""
-    return any(_data_dependent(k) for k, _ in facts)
 
 
 class SyncModel:
@@ -342,7 +336,7 @@ class SyncModel:
             for f, m in b_states:
                 n = max((c for g, c in a_states if consistent_choice_facts([g, f, fa])), default=0)
                 if not (m > 0 and (n >= MANY or m >= MANY or n + 1 <= m)):
-                    if _data_chosen(f) and _data_chosen(fa):
+                    if undecidable_pair(f, fa):
                         uncertain.append(x)  # both paths chosen by values each class computed itself
                         continue
                     return False
@@ -352,7 +346,9 @@ class SyncModel:
             fb = frozenset(f for f in fb if not is_lane_fact(f[0]))
             for keys, fa in paths_a:
                 if consistent_choice_facts([fa, fb]) and not any(orders(x, fa, fb) for x in keys):
-                    return False
+                    if not undecidable_pair(fa, fb):
+                        return False
+                    uncertain.append(None)  # e.g. a role that allocated but met only empty tiles, per its loads
         return None if uncertain else True
 
         for fb in (facts_b if facts_b else (frozenset(),)):

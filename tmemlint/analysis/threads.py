@@ -337,10 +337,10 @@ def _canon(va: ValueAnalysis, v, depth: int):
                 and not any(q in inst.parts for q in ("volatile", "relaxed", "acquire", "mmio")):
             a = inst.operands[1]
             base = getattr(a, "base", None)
-            if base is None or not hasattr(base, "name") or va.is_uniform(inst, base):
-                addr = va.value(inst, a)
-                if addr is not TOP:
-                    return ("mem", _canon(va, addr, depth + 1), inst.parts[-1])
+            addr = va.value(inst, a)
+            if addr is not TOP and (base is None or not hasattr(base, "name") or va.is_uniform(inst, base)):
+                return ("mem", _canon(va, addr, depth + 1), inst.parts[-1])
+            return ("mem", ("load", v[1]), inst.parts[-1])  # launch data at an address known to this load only
         return v
     new = tuple(_canon(va, x, depth + 1) if isinstance(x, tuple) else x for x in v)
     return v if new == v else new
