@@ -141,13 +141,14 @@ def unallocated_access(ctx):
     full = any(ctx.sites.ncols.get(a.index) == 512 for a in ctx.sites.allocs)
     checked = _trap_checked_constants(ctx)
     names = _slot_symbols(ctx)
+    constants = []  # (instruction, address): reported once per kernel, the same assumption everywhere
     for inst, k, v in _tmem_operands(ctx):
         if v is TOP:
             continue
         if v[0] == "c":
-            if full or checked:
-                continue
-            why = f"the constant address {v[1]:#x}"
+            if not (full or checked):
+                constants.append((inst, v[1]))
+            continue
         elif v[0] == "param":
             why = f"a value loaded from kernel parameter {v[1]}"
         elif v[0] == "tid":
@@ -162,6 +163,23 @@ def unallocated_access(ctx):
             why += " (this kernel has no tcgen05.alloc)"
         ctx.report("TM203", inst, f"{inst.family} accesses TMEM at {why}, which does not come from a "
                                   f"tcgen05.alloc of this kernel")
+    if constants:
+        inst, addr = constants[0]
+        n = len({i.index for i, _ in constants})
+        cols = sorted({a & 0xFFFF for _, a in constants})
+        alloc = ctx.sites.allocs[0] if ctx.sites.allocs else None
+        uses = f"{n} tcgen05 instruction{'s' if n > 1 else ''} address{'' if n > 1 else 'es'} TMEM by integer " \
+               f"constants (columns {cols[0]}-{cols[-1]}), assuming the allocation starts at column 0"
+        if alloc is None:
+            ctx.report("TM203", inst, f"{inst.family} accesses TMEM at the constant address {addr:#x}, which does "
+                                      f"not come from a tcgen05.alloc of this kernel (this kernel has no "
+                                      f"tcgen05.alloc)")
+        else:
+            ctx.report("TM203", alloc,
+                       f"{uses}: an allocation of fewer than 512 columns starts at column 0 only if no other CTA "
+                       f"holds TMEM (PTX ISA 9.7.16.7.1); check the base read from the slot and trap otherwise "
+                       f"(or allocate 512 columns)",
+                       [(i, f"{i.family} at the constant address {a:#x}") for i, a in constants[:3]])
 
 
 def existing_warps(ctx) -> int:
