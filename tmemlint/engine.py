@@ -149,7 +149,8 @@ def finish_findings(findings: Iterable[Finding], text: str, path: str, options: 
         sev = options.severity.get(f.code)
         if sev is not None:
             f.severity = Severity(sev)
-    assign_fingerprints(out, text.split("\n"))
+    if out:
+        assign_fingerprints(out, text.split("\n"))
     return sorted(out, key=Finding.sort_key)
 
 
@@ -164,6 +165,13 @@ def lint_text(text: str, path: str, options: Options | None = None) -> list[Find
     from tmemlint.frontend.split import layout
 
     lay = layout(parser.normalize(text), prune=PRUNE)
+    try:  # past the line limit: one TM901, without reading suppressions (the text may be millions of lines)
+        if lay is not None:
+            parser.check_code_lines(lay)
+        elif text.count("\n") + (0 if text.endswith("\n") else 1) > parser.MAX_LINES:
+            parse_text(text, path)  # raises the limit's PTXLimitError
+    except parser.PTXLimitError as e:
+        return _over_limit(path, e.message, options)
     try:
         if lay is None:
             module = parse_text(text, path)

@@ -54,6 +54,8 @@ def parse_directives(text: str) -> list[Directive]:
     """Every ``tmemlint:`` directive of ``text`` (PTX or CUDA), in file order.  Never raises."""
     load_all()
     out: list[Directive] = []
+    if "tmemlint" not in text:
+        return out  # most files: no need to split a million-line text into lines
     for n, line in enumerate(text.split("\n"), 1):  # lines as the parser counts them: only LF ends one
         if "tmemlint" not in line:
             continue

@@ -234,10 +234,7 @@ def parse_layout(lay, path: str) -> Module:
     ``pruned`` text.  Raises PTXLimitError when more than ``MAX_LINES`` lines are left to parse (``code_lines``).
     When the pruned text does not parse, the whole text is parsed instead (when within ``MAX_LINES``), so the
     error reported is the first one of the file, as without pruning."""
-    code = lay.code_lines
-    if code > MAX_LINES:
-        raise PTXLimitError(f"{code:,} lines of code (debug sections and functions without tcgen05 not counted), "
-                            f"more than the limit of {MAX_LINES:,}: the file is not analysed", 1, 1)
+    check_code_lines(lay)
     if not lay.skips:
         return parse_module(lay.text, path)
     try:
@@ -248,6 +245,16 @@ def parse_layout(lay, path: str) -> Module:
         if lay.lines > MAX_LINES:
             raise
     return parse_module(lay.text, path)
+
+
+def check_code_lines(lay) -> None:
+    """Raise PTXLimitError when more than ``MAX_LINES`` lines of the layout ``lay`` are left to parse (its
+    ``code_lines``: debug sections, initializer lists and the bodies of functions that are not needed do not
+    count)."""
+    code = lay.code_lines
+    if code > MAX_LINES:
+        raise PTXLimitError(f"{code:,} lines of code (debug sections and functions without tcgen05 not counted), "
+                            f"more than the limit of {MAX_LINES:,}: the file is not analysed", 1, 1)
 
 
 def parse_module(text: str, path: str) -> Module:

@@ -305,27 +305,24 @@ def needed(text: str, us: list[Unit]) -> list[bool] | None:
 @dataclass(slots=True)
 class Layout:
     """``text`` with its ``units`` and, per unit, whether it is ``keep`` (needed, read whole); sections and the
-    other functions are left out of ``pruned`` and ``parts``."""
+    other functions are left out of ``pruned`` and ``parts``.  ``lines``: the text's lines (a final newline ends
+    the last line); ``code_lines``: the lines the grammar reads, i.e. less those of sections, of initializer
+    lists and of the bodies of functions that are not needed (the line of each stub's braces counts)."""
 
     text: str
     units: list[Unit]
     keep: list[bool]
+    lines: int = 0
+    code_lines: int = 0
 
-    @property
-    def lines(self) -> int:
-        """Lines of the text (a final newline ends the last line)."""
+    def __post_init__(self) -> None:
         t = self.text
-        return t.count("\n") + (0 if t.endswith("\n") else 1)
-
-    @property
-    def code_lines(self) -> int:
-        """Lines the grammar reads: the text's lines less those of sections and of the bodies of functions that
-        are not needed (the line of each stub's braces counts)."""
+        self.lines = t.count("\n") + (0 if t.endswith("\n") else 1)
         left = 0
         for u, k in zip(self.units, self.keep):
             if not k:
-                left += self.text.count("\n", u.open, u.close) if u.kind in ("entry", "func") else u.lines
-        return self.lines - left
+                left += t.count("\n", u.open, u.close) if u.kind in ("entry", "func") else u.lines
+        self.code_lines = self.lines - left
 
     @property
     def skips(self) -> bool:
