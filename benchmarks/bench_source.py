@@ -27,9 +27,9 @@ sys.path.insert(0, str(ROOT))
 
 from tmemlint.checks.registry import load_all  # noqa: E402
 from tmemlint.engine import Options, lint_module, lint_source  # noqa: E402
-from tmemlint.frontend.cpp_pre import preprocess  # noqa: E402
 from tmemlint.frontend.cuda import parse_cuda  # noqa: E402
-from tmemlint.frontend.cuda_program import Program  # noqa: E402
+from tmemlint.frontend.cuda.preprocess import preprocess  # noqa: E402
+from tmemlint.frontend.cuda.program import Program  # noqa: E402
 
 
 def collect(paths: list[str]) -> list[Path]:

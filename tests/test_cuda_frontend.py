@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from conftest import ROOT
 from tmemlint.compile import CompileError, compile_to_ptx, nvcc_command
 from tmemlint.engine import Options, expand_paths, lint_bytes, lint_source
-from tmemlint.frontend.cpp_pre import preprocess
 from tmemlint.frontend.cuda import parse_cuda
+from tmemlint.frontend.cuda.preprocess import preprocess
 from tmemlint.ir import Imm, Reg, Sym
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc (CUDA toolkit) is not installed")

@@ -39,10 +39,10 @@ KNOWN_UP = {
     # the package's public API, re-exported on first use (tmemlint.check, tmemlint.plan): a facade, not a use
     ("tmemlint", "tmemlint.api"),
     # CUDA source mode folds threadIdx.x expressions with the value analysis's evaluator of thread expressions
-    ("tmemlint.frontend.cuda_lower", "tmemlint.analysis.values"),
+    ("tmemlint.frontend.cuda.arithmetic", "tmemlint.analysis.values"),
     # CUDA source mode turns its own diagnostics (TM901 for what it cannot read) into findings of the registry's
     # rules; the driver could do this instead
-    ("tmemlint.frontend.cuda", "tmemlint.checks.registry"),
+    ("tmemlint.frontend.cuda.unit", "tmemlint.checks.registry"),
 }
 
 

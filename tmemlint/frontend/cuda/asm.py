@@ -15,7 +15,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from tmemlint.frontend.cpp_pre import UNKNOWN_MACRO_MARK
+from tmemlint.frontend.cuda.preprocess import UNKNOWN_MACRO_MARK
 from tmemlint.frontend.parser import PTXSyntaxError, parse_text
 from tmemlint.ir import Instruction, Label, Span
 

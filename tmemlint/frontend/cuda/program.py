@@ -13,12 +13,11 @@ from dataclasses import dataclass, field
 import tree_sitter
 import tree_sitter_cuda
 
-from tmemlint.frontend.cpp_pre import Preprocessed
-from tmemlint.frontend.cuda_types import (
+from tmemlint.frontend.cuda.cxx_types import (
     BUILTIN_STRUCTS,
     UNKNOWN,
-    ConstEval,
     CType,
+    ConstEval,
     NotConstant,
     StructInfo,
     array_of,
@@ -28,6 +27,7 @@ from tmemlint.frontend.cuda_types import (
     ptr_to,
     size_of,
 )
+from tmemlint.frontend.cuda.sourcemap import Preprocessed
 
 Node = tree_sitter.Node
 

@@ -1,8 +1,8 @@
 """Source mode: CUDA C++ (``.cu``, ``.cuh``, headers) → the PTX IR, without a compiler.
 
-``parse_cuda(text, path, defines)`` preprocesses the text (``cpp_pre``), parses it with tree-sitter-cuda, collects
-the definitions (``cuda_program``) and lowers every kernel, with the device functions it calls inlined, to a
-synthetic IR ``Function`` (``cuda_lower``).  The result is a ``Module`` that the analyses and rules of
+``parse_cuda(text, path, defines)`` preprocesses the text (``preprocess``), parses it with tree-sitter-cuda, collects
+the definitions (``program``) and lowers every kernel, with the device functions it calls inlined, to a
+synthetic IR ``Function`` (``lower``).  The result is a ``Module`` that the analyses and rules of
 ``tmemlint.checks`` read exactly as they read nvcc's PTX, plus the frontend's own diagnostics (TM900: an asm text
 that is not PTX; TM901: code that could not be analysed and why).
 
@@ -17,9 +17,11 @@ import re
 from dataclasses import dataclass, field
 
 from tmemlint.findings import Finding, Related
-from tmemlint.frontend.cpp_pre import Preprocessed, Region, preprocess
-from tmemlint.frontend.cuda_lower import Diagnostic, Lowering, macro_hint
-from tmemlint.frontend.cuda_program import FunctionDef, Program
+from tmemlint.frontend.cuda.common import Diagnostic, macro_hint
+from tmemlint.frontend.cuda.lower import Lowering
+from tmemlint.frontend.cuda.preprocess import preprocess
+from tmemlint.frontend.cuda.sourcemap import Preprocessed, Region
+from tmemlint.frontend.cuda.program import FunctionDef, Program
 from tmemlint.ir import Module, Span
 
 #: Suffixes read in source mode by default, and header suffixes read when a file is named explicitly.
@@ -253,16 +255,18 @@ def _unseen_message(kernel: str, name: str, pre: Preprocessed) -> str:
     """TM901 at a call of ``name``, whose body source mode cannot see, in ``kernel``: what is not checked and the
     ways out."""
     short = name.rsplit("::", 1)[-1]
-    m = re.search(r"^[^\n;{}]*\b" + re.escape(short) + r"\s*\([^\n]*$", pre.text, re.M) if short.isidentifier() else None
+    m = None
+    if short.isidentifier():  # the line that names it before a '(' outside a statement: its unread definition
+        m = re.search(r"^[^\n;{}]*\b" + re.escape(short) + r"\s*\([^\n]*$", pre.text, re.M)
     hint = macro_hint(m.group(0), pre.macros, pre.text) if m else ""
     if hint:
         line = pre.map.line_col(len(pre.text[:m.start()].encode("utf-8")))[0]
         return (f"{kernel} calls {name}, whose definition at line {line} source mode cannot read{hint}; the "
                 f"allocation and ordering rules are not applied to {kernel} (or check with --compile)")
-    return (f"{kernel} calls {name}, whose body source mode cannot see{_missing_note(pre)}: it may allocate, free, wait for or "
-            f"access Tensor Memory, so the allocation and ordering rules are not applied to {kernel}; pass -I DIR "
-            f"(or include-dirs) for the header that defines it, or check with --compile (-p build/ takes the flags "
-            f"from compile_commands.json)")
+    return (f"{kernel} calls {name}, whose body source mode cannot see{_missing_note(pre)}: it may allocate, free, "
+            f"wait for or access Tensor Memory, so the allocation and ordering rules are not applied to {kernel}; pass "
+            f"-I DIR (or include-dirs) for the header that defines it, or check with --compile (-p build/ takes the "
+            f"flags from compile_commands.json)")
 
 
 #: Rules whose findings depend on what every called function does: not reported for a kernel that calls a
@@ -344,7 +348,7 @@ _LINE_REF = re.compile(r"\bline (\d+)\b")
 
 
 def _relocated(f: Finding, pre: Preprocessed) -> Finding:
-    """``f`` with its virtual lines (see ``cpp_pre``) made file and line: the finding, its related places, and
+    """``f`` with its virtual lines (see ``preprocess``) made file and line: the finding, its related places, and
     ``line N`` in its message."""
     main = pre.files[0]
     last = main.first_line + main.lines - 1
