@@ -192,9 +192,20 @@ def test_a_dead_worker_does_not_lose_files(monkeypatch):
         def __exit__(self, *exc):
             return False
 
-        def map(self, fn, tasks, chunksize=1):
-            yield fn(tasks[0])
-            raise BrokenProcessPool("worker died")
+        submitted = 0
+
+        def submit(self, fn, task):  # the first task submitted runs, the worker dies with the others
+            self.submitted += 1
+            return Done(fn(task) if self.submitted == 1 else BrokenProcessPool("worker died"))
+
+    class Done:
+        def __init__(self, value):
+            self.value = value
+
+        def result(self):
+            if isinstance(self.value, Exception):
+                raise self.value
+            return self.value
 
     import concurrent.futures
 

@@ -180,3 +180,23 @@ def test_an_indirect_call_cannot_reach_a_kernel_of_another_part(monkeypatch):
     serial = [(f.code, f.line) for f in lint_text(INDIRECT, "k.ptx", Options())]
     assert serial == [("TM101", 21)]
     assert [(f.code, f.line) for f in lint_text(INDIRECT, "k.ptx", Options(jobs=2))] == serial
+
+
+def test_a_run_over_several_files_splits_the_big_one_with_the_same_output(monkeypatch, tmp_path):
+    """``--jobs 2`` over several files: files in parallel (the largest started first) and the multi-kernel file
+    (4 kernels, TM102 in the third) split over processes too; the output is the one of ``--jobs 1``."""
+    import scale_gen
+    from typer.testing import CliRunner
+
+    from tmemlint.cli import app
+
+    monkeypatch.setattr(engine, "SPLIT_MIN_LINES", 0)  # forked workers inherit it
+    big = tmp_path / "big.ptx"
+    big.write_text(scale_gen.lineinfo_like(3000, kernels=4, bad_kernel=2).text)
+    files = [str(FIXTURES / "nvcc" / "tm102_ncols_bad.ptx"), str(big), str(MIXED),
+             str(FIXTURES / "patterns" / "func_callee_alloc_dealloc_bad.ptx")]
+    out = {n: CliRunner().invoke(app, ["check", "--isolated", "--no-cache", "--format", "concise", "--jobs",
+                                       str(n), *files]) for n in (1, 2)}
+    assert out[1].exit_code == out[2].exit_code == 1
+    assert out[1].stdout == out[2].stdout
+    assert sum(line.startswith(str(big)) and "TM102" in line for line in out[1].stdout.splitlines()) == 2

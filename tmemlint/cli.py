@@ -83,8 +83,11 @@ def lint_tasks(tasks: Sequence[tuple[str, str, Options]], jobs: int,
 
     try:
         with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
-            for res in pool.map(_lint_task, tasks, chunksize=1):
-                results.append(res)
+            # largest files first (the last file to start is a small one), results in task order
+            order = sorted(range(len(tasks)), key=lambda i: -_file_size(tasks[i][0]))
+            futures = {i: pool.submit(_lint_task, tasks[i]) for i in order}
+            for i in range(len(tasks)):
+                results.append(futures[i].result())
                 if on_done:
                     on_done()
     except BrokenProcessPool:  # a worker died (killed, out of memory): finish in this process
@@ -93,6 +96,13 @@ def lint_tasks(tasks: Sequence[tuple[str, str, Options]], jobs: int,
             if on_done:
                 on_done()
     return results
+
+
+def _file_size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 def _run_with_progress(tasks, jobs: int) -> list[FileResult]:
@@ -215,10 +225,9 @@ def check(
         where = ", ".join(found.empty) if found.empty else ", ".join(paths)
         typer.echo(f"tmemlint: warning: no .ptx, .cu or .cuh files to check in {where} (after exclusions and "
                    f".gitignore)", err=True)
-    if n_jobs > 1 and len(tasks) + (stdin_task is not None) == 1:  # one file: its kernels may be split instead
-        if tasks:
-            tasks = [(f, d, dataclasses.replace(o, jobs=n_jobs)) for f, d, o in tasks]
-        else:
+    if n_jobs > 1:  # a big multi-kernel PTX file is also split over processes (engine.SPLIT_MIN_LINES)
+        tasks = [(f, d, dataclasses.replace(o, jobs=n_jobs)) for f, d, o in tasks]
+        if stdin_task is not None:
             stdin_task = (stdin_task[0], dataclasses.replace(stdin_task[1], jobs=n_jobs))
     results: list[FileResult] = []
     if stdin_task is not None:

@@ -29,8 +29,9 @@ class Options:
     nvcc_args: tuple[str, ...] = ()
     #: Folders searched for quoted includes (``-I``, ``include-dirs``), after the including file's folder.
     include_dirs: tuple[str, ...] = ()
-    #: Processes one large PTX file may be split over (``SPLIT_MIN_LINES``); the CLI sets it for a run over a
-    #: single file, where ``--jobs`` has no other files to share out.
+    #: Processes one large PTX file may be split over (``engine.SPLIT_MIN_LINES`` lines of code and two kernels
+    #: that use TMEM); the CLI sets it to ``--jobs`` (with several files too: a big file started first is split
+    #: while the other workers take the small files).
     jobs: int = 1
 
     def rules(self) -> list[Rule]:
