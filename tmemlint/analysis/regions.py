@@ -29,6 +29,8 @@ from tmemlint.analysis.idesc import (A_TMEM_COLUMNS, BLOCK_SCALED_KINDS, SCALE_C
 from tmemlint.analysis.values import TOP, ValueAnalysis, eval_tid
 from tmemlint.ir import Address, Imm, Instruction, Reg, Sym, Vec
 
+#: Integer operations followed through when one register is used twice in an address expression.
+_CHAIN_OPS = {"add", "sub", "or", "xor", "and", "shl", "shr", "mul", "mov", "cvt"}
 #: Largest set of values a register may hold before it counts as unknown.
 MAX_SET = 64
 #: Re-evaluations of one definition before a still-growing set is widened to unknown (loop counters).
@@ -299,6 +301,9 @@ class AddressSets:
                     and len(args) >= 2:
                 if op == "mul" and (inst.has("hi") or inst.has("wide")):
                     return None
+                shared = self._shared_source(inst, args[0], args[1])
+                if shared is not None:
+                    return shared
                 a = self._operand(inst, args[0])
                 b = self._operand(inst, args[1])
                 return self._binop(op, a, b, args)
@@ -313,6 +318,82 @@ class AddressSets:
         except (TypeError, ValueError, OverflowError, RecursionError):
             return None
         return None
+
+    # ---- one value used twice -----------------------------------------------------------------------------
+    def _key(self, inst: Instruction, reg: Reg) -> tuple:
+        """The definitions of ``reg`` reaching ``inst``: two reads with the same key read the same value."""
+        d = self.va.single_def.get(reg.name)
+        return (reg.name, (d,) if d is not None else tuple(sorted(self.va.reach.get((inst.index, reg.name), ()))))
+
+    def _one_def(self, inst: Instruction, reg: Reg) -> int | None:
+        """The only definition of ``reg`` that reaches ``inst``, or None."""
+        d = self.va.single_def.get(reg.name)
+        if d is not None:
+            return d
+        ds = self.va.reach.get((inst.index, reg.name), ())
+        return next(iter(ds)) if len(ds) == 1 else None
+
+    def _sources(self, inst: Instruction, o, depth: int = 0) -> set:
+        """The registers (keys) an integer operand is computed from through single-definition arithmetic."""
+        if type(o) is not Reg or o.name.startswith("%tid") or depth > 6:
+            return set()
+        key = self._key(inst, o)
+        d = self._one_def(inst, o)
+        if d is None:
+            return {key}
+        src = self.insts[d]
+        if src.op not in _CHAIN_OPS or not src.operands:
+            return {key}
+        out = {key}
+        for x in src.operands[1:]:
+            out |= self._sources(src, x, depth + 1)
+        return out
+
+    def _shared_source(self, inst: Instruction, x, y):
+        """``x op y`` when both operands are computed from one register: evaluated once per value of that
+        register, not from two independent sets (TK: ``((s << 7) | 16) - (s << 6)`` is ``64 s + 16``, never
+        ``16 - 192``); None when the operands share nothing or the shared register's set is unknown."""
+        common = self._sources(inst, x) & self._sources(inst, y)
+        if not common:
+            return None
+        for key in sorted(common, key=lambda k: -len(k[1])):
+            name, defs = key
+            vals = _BOTTOM
+            for d in defs:
+                vals = _join(vals, self._eval_def(d, name))
+            if type(vals) is not frozenset or not vals or len(vals) > 16:
+                continue
+            out = frozenset()
+            for v in vals:
+                r = self._eval_fixed(inst, inst.op, inst.operands[1:3], key, v, 0)
+                if type(r) is not frozenset:
+                    return None
+                out |= r
+                if len(out) > MAX_SET:
+                    return None
+            return out
+        return None
+
+    def _eval_fixed(self, inst: Instruction, op: str, args, key, value: int, depth: int):
+        """``op args`` at ``inst`` with the register ``key`` fixed to ``value``."""
+        vals = [self._operand_fixed(inst, a, key, value, depth) for a in args]
+        if any(type(v) is not frozenset for v in vals):
+            return None
+        if op in ("mov", "cvt"):
+            return vals[0]
+        return self._binop(op, vals[0], vals[1], args) if len(vals) == 2 else None
+
+    def _operand_fixed(self, inst: Instruction, o, key, value: int, depth: int):
+        if type(o) is Reg and not o.name.startswith("%tid"):
+            if self._key(inst, o) == key:
+                return frozenset({value & _MASK})
+            d = self._one_def(inst, o)
+            if d is not None and depth < 6:
+                src = self.insts[d]
+                if src.op in _CHAIN_OPS and src.operands and key in self._sources(inst, o):
+                    ops = src.operands[1:] if src.op != "cvt" else src.operands[-1:]
+                    return self._eval_fixed(src, src.op, ops[:2], key, value, depth + 1)
+        return self._operand(inst, o)
 
     def _binop(self, op: str, a, b, args):
         if a is None and b is None:
