@@ -166,6 +166,66 @@ def _tmem_writes(ctx, inst):
     return []
 
 
+def _handover_matters(ctx, arrive, kind: str, cols) -> bool:
+    """Whether the hand-over ``arrive`` can let another warp touch the cells of a pending tcgen05.ld (``kind``
+    "ld": a write of them, or a dealloc) or tcgen05.st ("st": a read or write of them): some warp class other than
+    the arriving warp alone waits on its barrier (``ctx.sync``) and afterwards issues such a tcgen05 instruction
+    (columns ``cols`` = ``(slot, lo, hi)``; unknown columns on either side count as overlapping).  A hand-over
+    matters only for the cells the other side touches: CUTLASS's FMHA correction warps arrive on a barrier whose
+    waiters use other columns, then wait::st before the barrier that publishes the stored ones; an epilogue's
+    arrive on a TMA-load barrier hands over no TMEM at all."""
+    from tmemlint.analysis.control import can_reach
+
+    sync = ctx.sync
+    site = sync.site(arrive)
+    if site is None:
+        return True
+    memo = ctx.__dict__.setdefault("_handover_memo", {})
+    key = (arrive.index, kind, cols)
+    if key in memo:
+        return memo[key]
+    insts = ctx.function.instructions
+    waits = [i for i in insts if (s := sync.site(i)) is not None and s.waits and s.key.may_alias(site.key)]
+    touches = ("tcgen05.mma", "tcgen05.st", "tcgen05.cp", "tcgen05.shift", "tcgen05.dealloc") if kind == "ld" else \
+        ("tcgen05.mma", "tcgen05.ld", "tcgen05.st", "tcgen05.cp", "tcgen05.shift", "tcgen05.dealloc")
+    users = [i for i in insts if i.family in touches]
+    result = False
+    arrivers = [k for k in ctx.threads.classes if sync.executes(k, arrive)]
+    done = [i for i in insts if i.family == f"tcgen05.wait::{kind}" and can_reach(ctx, arrive, i)]
+
+    def completed_before(u, k) -> bool:
+        """``u`` (class ``k``) is ordered after each arriving class's later tcgen05.wait::<kind>: the pending
+        operation has completed before ``u`` (a dealloc after the barrier that follows the wait::st)."""
+        return bool(done) and all(any(sync.must_happen_before(wd, ka, u, k) for wd in done if sync.executes(ka, wd))
+                                  for ka in arrivers)
+
+    for k in ctx.threads.classes:
+        if result or (arrivers == [k] and k.min_warps <= 1):  # only this warp's own arrival: program order
+            continue
+        for w in (w for w in waits if sync.executes(k, w)):
+            for u in users:
+                if not sync.executes(k, u) or not can_reach(ctx, w, u):
+                    continue
+                if u.family != "tcgen05.dealloc" and cols is not None:
+                    regs = _mma_regions(ctx, u) if u.family == "tcgen05.mma" else _tmem_writes(ctx, u) or \
+                        [r for r in [_columns(ctx, u, 1, _ld_cols(u))] if r]
+                    if regs and not any(_overlap(cols, r) for r in regs):
+                        continue
+                if not completed_before(u, k):
+                    result = True
+                    break
+            if result:
+                break
+    memo[key] = result
+    return result
+
+
+def _ld_cols(inst):
+    from tmemlint.analysis.idesc import ld_st_columns
+
+    return ld_st_columns(inst)
+
+
 def _pending_dataflow(ctx, kind: str):
     """Forward may-dataflow of unwaited tcgen05.ld (``kind="ld"``) or tcgen05.st (``"st"``) per thread.
 
@@ -220,7 +280,8 @@ def _pending_dataflow(ctx, kind: str):
                 hit = [p for p in pending if info[p][0] is None or slot is None or info[p][0][0] == slot]
                 what = ("dealloc", hit)
             elif is_handover(inst):
-                what = ("handover", list(pending))
+                hit = [p for p in pending if _handover_matters(ctx, inst, kind, info[p][0])]
+                what = ("handover", hit)
             elif kind == "ld" and fam in ("tcgen05.mma", "tcgen05.st", "tcgen05.cp", "tcgen05.shift"):
                 w = _tmem_writes(ctx, inst)
                 hit = [p for p in pending if info[p][0] is not None and any(_overlap(info[p][0], r) for r in w)]
