@@ -71,6 +71,15 @@ def test_the_include_folder_above_the_kernel_is_found_without_configuration(proj
     assert sorted(_found(lint_file(str(kernel)).findings)) == sorted(_expected(project))
 
 
+@pytest.mark.parametrize("project", _projects())
+def test_a_folder_search_of_the_project_gives_the_same_findings(project):
+    """``tmemlint .`` in the project: its headers are checked too, on their own (no finding that depends on the
+    kernel around a helper), and the kernel's findings in them are reported once."""
+    out = _cli(".", cwd=project)
+    got = {(p, int(n), c) for p, n, c in re.findall(r"^(\S+):(\d+):\d+: (TM\d+)", out.stdout, flags=re.M)}
+    assert sorted(got) == sorted(_expected(project)), out.stdout + out.stderr
+
+
 @needs_nvcc
 @pytest.mark.parametrize("project", _projects())
 def test_compile_mode_gives_the_same_findings(project, monkeypatch):

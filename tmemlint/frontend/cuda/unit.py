@@ -7,7 +7,9 @@ synthetic IR ``Function`` (``lower``).  The result is a ``Module`` that the anal
 that is not PTX; TM901: code that could not be analysed and why).
 
 Which functions: every ``__global__`` kernel.  A file without kernels (a header) is the API of its device
-functions: each non-template function holding inline asm is lowered on its own.  In a file with kernels, device
+functions: each non-template function holding inline asm is lowered on its own, and only the rules that do not
+depend on the kernel around it are reported (not ``BLIND_CODES``: whether a helper's allocation is freed, or its
+loads waited for, is up to its callers, which are checked through the kernels that include the header).  In a file with kernels, device
 functions that no kernel calls are not analysed, as nvcc (whole-program mode) drops them.
 """
 
@@ -208,7 +210,9 @@ def parse_cuda(text: str, path: str, defines: dict[str, str] | None = None,
             unit.diagnostics.extend(lw.diagnostics)
             if fn is None:
                 continue
-            if lw.unseen:
+            if not f.is_kernel:  # a header's helper, analysed without the kernel around it: see BLIND_CODES
+                unit.blind[fn.name] = []
+            elif lw.unseen:
                 unit.blind[fn.name] = list(lw.unseen)
                 for callee, sp in lw.unseen.items():
                     unit.diagnostics.append(Diagnostic("TM901", sp, _unseen_message(f.name, callee, pre)))
@@ -269,8 +273,9 @@ def _unseen_message(kernel: str, name: str, pre: Preprocessed) -> str:
             f"flags from compile_commands.json)")
 
 
-#: Rules whose findings depend on what every called function does: not reported for a kernel that calls a
-#: function whose body source mode cannot see (it gets TM901 at the call instead).
+#: Rules whose findings depend on what every called function does, or on the kernel around a function: not
+#: reported for a kernel that calls a function whose body source mode cannot see (it gets TM901 at the call
+#: instead), nor for a header's helper analysed on its own.
 BLIND_CODES = frozenset({"TM101", "TM103", "TM104", "TM105", "TM106", "TM107", "TM108", "TM111", "TM203", "TM205",
                          "TM206", "TM301", "TM302", "TM303", "TM304", "TM305", "TM306"})
 
