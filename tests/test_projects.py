@@ -436,3 +436,15 @@ def test_libcu_ptx_wrappers_are_not_taken_for_harmless():
            "  cuda::ptx::tcgen05_alloc(cuda::ptx::cta_group_1, &s, 128u);\n  cuda::std::uint32_t x = 0; (void)x;\n}\n")
     got = lint_source(src, "k.cu")
     assert [(f.line, f.code) for f in got] == [(4, "TM901")] and "cuda::ptx::tcgen05_alloc" in got[0].message
+
+
+def test_an_angle_include_of_a_project_header_is_read_from_the_include_folders(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _layout(tmp_path, kernel=KERNEL.replace('#include "tmem_helpers.cuh"', "#include <tk/tmem_helpers.cuh>\n"
+                                                                          "#include <cute/tensor.hpp>"),
+            folder="third_party/tk")
+    got = lint_file("app/k.cu", options=Options(include_dirs=("third_party",))).findings
+    assert sorted((f.path, f.line, f.code) for f in got) == [
+        ("third_party/tk/tmem_helpers.cuh", 5, "TM101"), ("third_party/tk/tmem_helpers.cuh", 5, "TM102")]
+    # without the include folder nothing is read: the helper is unseen (and <cute/...> is never read)
+    assert [(f.line, f.code) for f in lint_file("app/k.cu").findings] == [(5, "TM901")]

@@ -22,7 +22,8 @@ map to *virtual* offsets: the input of the map is the main file followed by each
 each starting on a fresh line (``Preprocessed.files`` says which virtual lines are which file's).  The main file
 keeps its own lines and offsets.  When neither has it, ``include/`` beside the main file or up to three folders
 above it (the usual project layout, built with ``-Iinclude``) is tried.  Angle includes (``<cuda.h>``,
-``<cute/tensor.hpp>``) are not read; the macros of the toolkit and of the libraries that matter are predefined.
+``<cute/tensor.hpp>``) are not read (the macros of the toolkit and of the libraries that matter are predefined),
+unless an include folder has the file and it is not a library's (``<proj/tmem.cuh>`` with ``-Iinclude``).
 A quoted include that cannot be found is recorded in ``Preprocessed.missing`` (the caller says so, TM901) and
 makes the names it could define undecidable.
 """
@@ -146,12 +147,12 @@ class Preprocessor:
                 self._close_region(s, end)
 
     # ---- quoted includes ----------------------------------------------------------------------------------------
-    def _find(self, name: str) -> tuple[str, str] | None:
-        """``(shown path, real path)`` of quoted include ``name``: next to the including file, then in each
-        include folder."""
+    def _find(self, name: str, angle: bool = False) -> tuple[str, str] | None:
+        """``(shown path, real path)`` of include ``name``: next to the including file (quoted includes only),
+        then in each include folder."""
         shown_dir = os.path.dirname(self._where[-1][0])
         real_dir = os.path.dirname(self._where[-1][1]) if self._where[-1][1] else ""
-        cands = [(os.path.join(shown_dir, name), os.path.join(real_dir, name) if real_dir else name)]
+        cands = [] if angle else [(os.path.join(shown_dir, name), os.path.join(real_dir, name) if real_dir else name)]
         cands += [(os.path.join(d, name), os.path.join(d, name)) for d in self.include_dirs]
         # last, the layout of CMake projects built with -Iinclude: include/ beside the main file or above it
         main_shown, main_real = self._where[0]
@@ -168,9 +169,9 @@ class Preprocessor:
                 return _shown(shown), os.path.realpath(real)
         return None
 
-    def _include(self, name: str, start: int) -> None:
-        """Read quoted include ``name`` (directive at virtual offset ``start``) into the output."""
-        got = self._find(name)
+    def _include(self, name: str, start: int, angle: bool = False) -> None:
+        """Read include ``name`` (directive at virtual offset ``start``) into the output."""
+        got = self._find(name, angle)
         if got is None:
             self.quoted_includes = True
             dirs = [os.path.dirname(self._where[-1][0]) or "."] + list(self.include_dirs)
@@ -291,7 +292,10 @@ class Preprocessor:
             if rest_sig and rest_sig[0][0] == "str":
                 self._include(rest_sig[0][1][1:-1], start)
             elif rest_sig and rest_sig[0][1] == "<":
-                self.angle.append("".join(t[1] for t in rest_sig[1:-1]))
+                name = "".join(t[1] for t in rest_sig[1:-1])
+                self.angle.append(name)
+                if _project_header(name) and self._find(name, angle=True) is not None:
+                    self._include(name, start, angle=True)  # the project's own header, found where nvcc finds it
         elif name == "pragma":
             words = [t[1] for t in rest_sig]
             if words and words[0] == "once":
@@ -517,6 +521,18 @@ def _guard_follows(name: str, lines, toks, li: int) -> bool:
 def _text(sig, directive: str) -> str:
     body = " ".join(t[1] for t in sig)
     return f"#{directive} {body}".strip()
+
+
+#: First path components of angle includes that are libraries (never read, even when an include folder has them)
+_LIBRARIES = ("cute", "cutlass", "cub", "thrust", "cuda", "nv", "cooperative_groups", "crt", "sm_", "kittens",
+              "deep_gemm", "torch", "c10", "ATen", "mma.h", "cuda_", "cudaTypedefs.h", "curand", "cublas", "cufft")
+
+
+def _project_header(name: str) -> bool:
+    """Whether angle include ``name`` may be a header of the project (``<proj/tmem.cuh>`` built with
+    ``-Iinclude``): it has a file suffix and is not a library's (``<cute/tensor.hpp>``, ``<cuda_bf16.h>``)."""
+    first = name.split("/", 1)[0]
+    return "." in name.rsplit("/", 1)[-1] and not first.startswith(_LIBRARIES)
 
 
 def _shown(path: str) -> str:
