@@ -204,6 +204,13 @@ def test_a_function_declared_without_a_body_is_tm901_and_blind_rules_are_dropped
     assert "k calls tmem_alloc_elsewhere" in got[0].message
 
 
+def test_a_prototype_alone_in_a_file_without_includes_is_not_a_silent_pass():
+    src = ("__device__ void tmem_alloc_elsewhere(unsigned* slot);\n__global__ void k() {\n  __shared__ unsigned s;\n"
+           "  if (threadIdx.x < 32) tmem_alloc_elsewhere(&s);\n}\n")
+    assert [(f.line, f.code) for f in lint_source(src, "k.cu")] == [(4, "TM901")]
+    assert lint_source("__device__ float sq(float x);\n__global__ void k(float* o) { o[0] = 1.f; }\n", "k.cu") == []
+
+
 def test_a_macro_that_makes_a_helper_unreadable_suggests_a_define():
     src = ("#include <mylib/config.h>\nMYLIB_DEVICE void tmem_alloc(unsigned* s) {\n"
            '  asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], 96;" :: '

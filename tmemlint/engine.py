@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -260,8 +261,8 @@ def lint_source(text: str, path: str, options: Options | None = None) -> list[Fi
     load_all()
     if options.compile:
         return _lint_compiled(text, path, options)
-    if "tcgen05" not in text and "#include" not in text:
-        return []  # nothing here touches Tensor Memory (the frontend decides for files with includes)
+    if "tcgen05" not in text and "#include" not in text and not re.search(r"__device__[^;{}]*\)\s*;", text):
+        return []  # nothing here touches Tensor Memory (the frontend decides for includes and prototypes)
     from tmemlint.frontend.cuda import diagnostic_findings, parse_cuda, with_inline_context
 
     unit = parse_cuda(text, path, options.defines, options.include_dirs)

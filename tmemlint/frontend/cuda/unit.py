@@ -128,11 +128,17 @@ MAX_INSTANTIATIONS = 8
 _TMEM_LIBRARIES = re.compile(r"^(cute|cutlass|kittens|deep_gemm|flashinfer|tk)\b|kittens\.cuh|tcgen05")
 
 
+#: A device function declared without its body (defined in another file: -rdc, or a header's prototype).
+_PROTOTYPE = re.compile(r"__device__[^;{}]*\)\s*;")
+
+
 def _may_touch_tmem(pre: Preprocessed) -> bool:
     """Whether anything in the translation unit could reach tcgen05: its text (headers read included) names
-    tcgen05, a quoted include was not found, or an angle include is a library with tcgen05 code.  A file for
-    which this is false provably touches no TMEM and is not analysed further."""
-    return "tcgen05" in pre.text or bool(pre.missing) or any(_TMEM_LIBRARIES.search(a) for a in pre.angle)
+    tcgen05, a quoted include was not found, an angle include is a library with tcgen05 code, or a device
+    function is declared without its body.  A file for which this is false provably touches no TMEM and is not
+    analysed further."""
+    return ("tcgen05" in pre.text or bool(pre.missing) or any(_TMEM_LIBRARIES.search(a) for a in pre.angle)
+            or _PROTOTYPE.search(pre.text) is not None)
 
 
 def parse_cuda(text: str, path: str, defines: dict[str, str] | None = None,
