@@ -205,7 +205,8 @@ def check(
             first = found.files[0] if found.files else (stdin_filename or paths[0])
             _show_settings(settings, first, define, compile_, nvcc_arg, include_dir, build_path)
             raise typer.Exit(0)
-        tasks = [(f, f, _source_options(settings.options_for(f), define, compile_, nvcc_arg, include_dir, build_path, f)) for f in found.files]
+        tasks = [(f, f, _source_options(settings.options_for(f), define, compile_, nvcc_arg, include_dir, build_path,
+                                         f)) for f in found.files]
         stdin_task = None
         if "-" in paths:
             display = display_path(stdin_filename) if stdin_filename else STDIN_DISPLAY
