@@ -190,7 +190,7 @@ def test_output_identical_across_runs_jobs_and_file_order(tmp_path):
     assert base.exit_code == 1
     found = json.loads(base.stdout)
     assert sorted({(Path(f["path"]).name, f["code"]) for f in found}) == [
-        ("broken.ptx", "TM900"), ("tm101_leak_bad.ptx", "TM101"), ("tm102_ncols_bad.ptx", "TM102")]
+        ("broken.ptx", "TM900"), ("tm101_leak_bad.cu", "TM101"), ("tm102_ncols_bad.cu", "TM102")]  # -lineinfo PTX
     for jobs, order in (("1", args), ("2", args), ("2", args[::-1]), ("1", args[1:] + args[:1])):
         r = run("check", "--isolated", "--format", "json", "--jobs", jobs, *order)
         assert (r.exit_code, r.stdout) == (1, base.stdout)
