@@ -130,10 +130,11 @@ class Lowering(StatementsMixin, ExpressionsMixin, ArithmeticMixin, LvaluesMixin,
         return self.frames[-1]
 
     def _src(self, span: Span) -> SourcePos:
-        key = (span.line, span.column, self.frame.inlined_at)
+        fr = self.frame
+        key = (span.line, span.column, fr.uid)  # a frame's call sites never change (hashing them is not cheap)
         s = self._src_cache.get(key)
         if s is None:
-            s = SourcePos(self.path, span.line, span.column, self.frame.inlined_at)
+            s = SourcePos(self.path, span.line, span.column, fr.inlined_at)
             self._src_cache[key] = s
         return s
 
