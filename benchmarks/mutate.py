@@ -82,6 +82,7 @@ if str(ROOT) not in sys.path:
 
 from tmemlint.analysis.values import TOP, defined_regs, used_regs  # noqa: E402
 from tmemlint.checks.context import FunctionContext  # noqa: E402
+from tmemlint.checks.ordering import _is_copy  # noqa: E402
 from tmemlint.checks.registry import load_all  # noqa: E402
 from tmemlint.engine import Options, lint_text  # noqa: E402
 from tmemlint.findings import Finding, Severity  # noqa: E402
@@ -700,8 +701,16 @@ def _move_wait_mutants(fa: FileAnalysis, ctx) -> tuple[list[Mutant], list[NotApp
             continue
         use = None
         live = dict(clean)
+        cast_at: dict[str, int] = {}  # register -> line of the bit-cast mov it was renamed by (the reported read)
         for i in range(w.index + 1, block.end):
             ins = insts[i]
+            if _is_copy(ins) and ins.operands[1].name in live:  # a rename (also nvcc's mov.b32 %f, %r bit-cast)
+                src_reg, dst_reg = ins.operands[1].name, ins.operands[0].name
+                live[dst_reg] = live[src_reg]
+                cast = dst_reg.rstrip("0123456789") != src_reg.rstrip("0123456789")
+                if src_reg in cast_at or cast:
+                    cast_at[dst_reg] = cast_at.get(src_reg, ins.span.line)
+                continue
             if {r.name for r in used_regs(ins)} & set(live):
                 use = ins
                 break
@@ -717,11 +726,12 @@ def _move_wait_mutants(fa: FileAnalysis, ctx) -> tuple[list[Mutant], list[NotApp
         ed = Edits()
         ed.delete.add(L)
         ed.insert_after(U, "\t" + fa.stmt(w), "wait")
-        lds_read = sorted({clean[r.name].span.line for r in used_regs(use) if r.name in clean})
+        lds_read = sorted({live[r.name].span.line for r in used_regs(use) if r.name in live})
         between = frozenset(insts[i].span.line for i in range(w.index + 1, use.index))
+        at = min((cast_at[r.name] for r in used_regs(use) if r.name in cast_at), default=U)
         muts.append(Mutant(src, "tm301-move-wait", f"wait::ld at line {L} moved below line {U} (first read of the "
                                                    f"tcgen05.ld at line {', '.join(map(str, lds_read))})", ed,
-                           [("TM301", (U,))], (("TM302", between, None),), ptx_lines=[*lds_read, L, U], anchor=L))
+                           [("TM301", (at,))], (("TM302", between, None),), ptx_lines=[*lds_read, L, U], anchor=L))
     return spread(muts, MAX_WAITS), nas
 
 

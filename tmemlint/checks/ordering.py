@@ -14,8 +14,9 @@ def pending_ld_uses(ctx) -> dict[int, int]:
 
     A register-to-register ``mov`` of a pending destination is a rename, not a use (nvcc copies the loop-carried
     result of a load issued in one iteration and waited for in the next): the copy becomes pending for the same ld,
-    and only a later real read of the copy or of the source counts.  The pending set holds ``(register name, ld
-    index)`` pairs (PTX ISA tcgen05.wait, ``#tcgen05-instructions-tcgen05-wait``; register dependencies
+    and only a later real read of the copy or of the source counts (reported at the bit-cast ``mov`` when the copy is
+    a cast into another register group: the read began there).  The pending set holds ``(register name, ld index,
+    bit-cast index or -1)`` triples (PTX ISA tcgen05.wait, ``#tcgen05-instructions-tcgen05-wait``; register dependencies
     §9.7.16.6.4.5; reference §2.2)."""
     from tmemlint.analysis.control import must_state
 
@@ -29,16 +30,17 @@ def pending_ld_uses(ctx) -> dict[int, int]:
             return frozenset() if inst.guard is None else pending
         if pending and _is_copy(inst):
             dst, src = inst.operands[0].name, inst.operands[1].name
-            lds = {ld for reg, ld in pending if reg == src}
+            cast = dst.rstrip("0123456789") != src.rstrip("0123456789")
+            moved = {(ld, inst.index if cast and site < 0 else site) for reg, ld, site in pending if reg == src}
             if inst.guard is None:  # a guarded copy may not run: the old pending entries of dst stay
                 pending = frozenset(p for p in pending if p[0] != dst)
-            return pending | {(dst, ld) for ld in lds}
+            return pending | {(dst, ld, site) for ld, site in moved}
         if pending:
             defs = {r.name for r in defined_regs(inst)}
             if defs:
                 pending = frozenset(p for p in pending if p[0] not in defs)
         if fam == "tcgen05.ld":
-            pending = pending | {(r.name, inst.index) for r in defined_regs(inst)}
+            pending = pending | {(r.name, inst.index, -1) for r in defined_regs(inst)}
         return pending
 
     before = must_state(ctx, transfer, frozenset(), meet=lambda x, y: x | y)
@@ -48,9 +50,10 @@ def pending_ld_uses(ctx) -> dict[int, int]:
         if not pending or inst.family == "tcgen05.wait::ld" or _is_copy(inst):
             continue
         used = {r.name for r in used_regs(inst)}
-        for reg, ld in pending:
-            if reg in used and (ld not in first_use or inst.index < first_use[ld]):
-                first_use[ld] = inst.index
+        for reg, ld, site in pending:
+            at = site if site >= 0 else inst.index  # a bit-cast read before the wait is where the read began
+            if reg in used and (ld not in first_use or at < first_use[ld]):
+                first_use[ld] = at
     return first_use
 
 
@@ -58,12 +61,17 @@ def _is_copy(inst) -> bool:
     """A register-to-register ``mov`` (PTX ISA ``#data-movement-and-conversion-instructions-mov``) within one
     register group (the name without its number: ``%r238`` ← ``%r229``, the same ``.reg .b32 %r<N>`` declaration).
     That is the copy compilers emit for a loop-carried value (an SSA phi): it renames the value and computes nothing.
-    A ``mov`` into another group (``mov.b32 %f2, %r6``: ``__uint_as_float``) reinterprets the value and is a use."""
+    A bit-typed ``mov`` into another group (``mov.b32 %f2, %r6``: nvcc's ``__uint_as_float`` right after a
+    ``tcgen05.ld`` into ``"=r"`` registers) only reinterprets the bits: also a rename, the float's read is the use."""
     ops = inst.operands
     if inst.op != "mov" or len(ops) != 2 or type(ops[0]) is not Reg or type(ops[1]) is not Reg:
         return False
     dst, src = ops[0].name, ops[1].name
-    return "." not in src and dst.rstrip("0123456789") == src.rstrip("0123456789")
+    if "." in src:
+        return False
+    # a bit-cast into another register group (nvcc's `mov.b32 %f1, %r1` for __uint_as_float right after the load)
+    # moves the value without computing with it: a rename too; the float's later read is the use
+    return dst.rstrip("0123456789") == src.rstrip("0123456789") or any(p in inst.parts for p in ("b16", "b32", "b64"))
 
 
 @rule("TM301", "ld-used-before-wait", "warning",
