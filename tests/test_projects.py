@@ -252,7 +252,8 @@ __global__ void __launch_bounds__(128) k(float* out, float m) {
 
 
 @pytest.mark.parametrize("read", ["float a = fmaxf(r[0], m); (void)a;", "float2 b = make_float2(r[0], r[1]); (void)b;",
-                                  "float c = sum2(r); (void)c;", "float d = __expf(r[1]); (void)d;"])
+                                  "float c = sum2(r); (void)c;", "float d = __expf(r[1]); (void)d;",
+                                  "__nv_bfloat162 h = __float22bfloat162_rn({r[0], r[1]}); (void)h;"])
 def test_a_loaded_register_passed_to_a_function_is_a_read(read):
     got = lint_source(LD_KERNEL.replace("READ", read), "k.cu")
     assert [(f.line, f.code) for f in got] == [(17 if "sum2" not in read else 2, "TM301")]
@@ -455,3 +456,43 @@ def test_an_angle_include_of_a_project_header_is_read_from_the_include_folders(t
         ("third_party/tk/tmem_helpers.cuh", 5, "TM101"), ("third_party/tk/tmem_helpers.cuh", 5, "TM102")]
     # without the include folder nothing is read: the helper is unseen (and <cute/...> is never read)
     assert [(f.line, f.code) for f in lint_file("app/k.cu").findings] == [(5, "TM901")]
+
+
+CHAIN_PTX = """.version 9.0
+.target sm_100a
+.address_size 64
+.file 1 "{lib}"
+.file 2 "{user}"
+.visible .entry k()
+{{
+\t.reg .b32 %r<3>;
+\t.shared .align 4 .b32 slot;
+\tmov.u32 %r1, slot;
+\t.loc 2 7 5
+\t.loc 1 629 5, function_name $L__info_string0, inlined_at 2 7 5
+\t.loc 1 10 3, function_name $L__info_string0, inlined_at 1 629 5
+\ttcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r1], 96;
+\t.loc 2 9 1
+\tret;
+}}
+"""
+
+
+def test_a_library_finding_follows_nvccs_chain_of_inlined_call_sites(tmp_path, monkeypatch):
+    """nvcc writes one call site per .loc: an instruction of a library helper inlined into another library helper
+    names that one, whose own .loc (on the line before, with no instruction) names the user's call."""
+    from tmemlint.compile import map_findings
+    from tmemlint.engine import lint_module
+    from tmemlint.frontend.parser import parse_text
+
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    lib = tmp_path / "toolkit" / "include" / "cuda_bf16.hpp"
+    text = CHAIN_PTX.format(lib=lib, user=work / "k.cu")
+    module = parse_text(text, "k.ptx")
+    found = lint_module(module, "k.ptx", Options(codes={"TM102"}))
+    assert [(f.path, f.line) for f in map_findings(found, module, "k.cu")] == [(str(lib), 10)]  # without the PTX
+    got = map_findings(found, module, "k.cu", ptx_text=text)
+    assert [(f.path, f.line, f.column, f.code) for f in got] == [("k.cu", 7, 5, "TM102")]
+    assert (str(lib), 10, "in this library header") in {(r.path, r.line, r.message) for r in got[0].related}

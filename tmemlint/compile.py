@@ -116,8 +116,9 @@ def compile_to_ptx(text: str, path: str, nvcc_args=(), defines: dict[str, str] |
 class _SourceMapper:
     """Maps PTX lines of a module to source positions (the ``.loc`` of the instruction on the line)."""
 
-    def __init__(self, module: Module, path: str):
+    def __init__(self, module: Module, path: str, ptx_text: str | None = None):
         self.path = path
+        self.chain = _inline_chain(ptx_text) if ptx_text else {}
         self.real = os.path.realpath(path)
         self.folder = os.path.dirname(path)
         self.by_line: dict[int, Instruction] = {}
@@ -163,9 +164,15 @@ class _SourceMapper:
         ``src`` in the user's files when ``src`` is in a library header."""
         if not self.is_library(src.file):
             return src, None
-        for k, site in enumerate(src.inlined_at):
+        sites = list(src.inlined_at)
+        while len(sites) < 64:  # nvcc writes one call site per .loc: the rest is on the .loc of that site
+            nxt = self.chain.get((sites[-1].file, sites[-1].line, sites[-1].column)) if sites else None
+            if nxt is None:
+                break
+            sites.append(SourcePos(*nxt))
+        for k, site in enumerate(sites):
             if not self.is_library(site.file):
-                return SourcePos(site.file, site.line, site.column, src.inlined_at[k + 1:]), src
+                return SourcePos(site.file, site.line, site.column, tuple(sites[k + 1:])), src
         return src, None
 
     def src(self, line: int, function: str | None) -> SourcePos | None:
@@ -175,15 +182,17 @@ class _SourceMapper:
         return inst.src if inst is not None else None
 
 
-def map_findings(findings: list[Finding], module: Module, path: str, source_text: str | None = None) -> list[Finding]:
+def map_findings(findings: list[Finding], module: Module, path: str, source_text: str | None = None,
+                 ptx_text: str | None = None) -> list[Finding]:
     """PTX findings of ``module`` moved to the source positions of their instructions (``path`` is how the
     source file is shown; ``source_text`` its text, to put an inline-asm instruction where its text starts in
-    the asm string, as source mode does: ``tmemlint.lineinfo.snap_to_asm``); one finding per (file, line,
-    column, code)."""
+    the asm string, as source mode does: ``tmemlint.lineinfo.snap_to_asm``; ``ptx_text`` the PTX, whose ``.loc``
+    lines chain the call sites of code inlined from library headers); one finding per (file, line, column,
+    code)."""
     from tmemlint.lineinfo import snap_to_asm
 
     source_lines = source_text.split("\n") if source_text is not None else None
-    m = _SourceMapper(module, path)
+    m = _SourceMapper(module, path, ptx_text)
     out = []
     seen = set()
     for f in findings:
@@ -222,6 +231,23 @@ def map_findings(findings: list[Finding], module: Module, path: str, source_text
 
 _LINE_REF = re.compile(r"\bline (\d+)\b")
 _TMP_PREFIX = "tmemlint-nvcc-"
+
+
+_FILE_DIRECTIVE = re.compile(r'\s*\.file\s+(\d+)\s+"([^"]*)"')
+_LOC_DIRECTIVE = re.compile(r"\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)\b.*?\binlined_at\s+(\d+)\s+(\d+)\s+(\d+)")
+
+
+def _inline_chain(ptx_text: str) -> dict[tuple[str, int, int], tuple[str, int, int]]:
+    """``(file, line, column)`` of a ``.loc`` → the call site it was inlined at, from every ``.loc … inlined_at``
+    line of the PTX (nvcc writes one site per ``.loc``: a helper of ``cuda_bf16.hpp`` inlined into another one
+    names that one, whose own ``.loc``, on the line before, names the user's call)."""
+    files = {int(m.group(1)): m.group(2) for m in _FILE_DIRECTIVE.finditer(ptx_text)}
+    out: dict[tuple[str, int, int], tuple[str, int, int]] = {}
+    for m in _LOC_DIRECTIVE.finditer(ptx_text):
+        f, site = files.get(int(m.group(1))), files.get(int(m.group(4)))
+        if f is not None and site is not None:
+            out.setdefault((f, int(m.group(2)), int(m.group(3))), (site, int(m.group(5)), int(m.group(6))))
+    return out
 
 
 def _relative(path: str) -> str:

@@ -287,7 +287,7 @@ def _lint_compiled(text: str, path: str, options: Options) -> list[Finding]:
     except PTXSyntaxError as e:
         return [_finding(path, "TM900", 1, 1, 2, f"the PTX nvcc made is not readable at its line {e.line}: "
                                                  f"{e.message}")]
-    return map_findings(lint_module(module, shown, options), module, path, text)
+    return map_findings(lint_module(module, shown, options), module, path, text, ptx)
 
 
 def source_linter() -> Callable | None:

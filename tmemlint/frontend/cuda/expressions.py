@@ -366,7 +366,9 @@ class ExpressionsMixin:
         return r if isinstance(r, V) else self.read(r)
 
     def _e_initializer_list(self, n) -> V:
+        """``{a, b}`` as a value (an argument ``f({r[0], r[1]})``, a temporary): its elements are evaluated and
+        read there, as nvcc's instructions building the temporary read them; the aggregate is opaque."""
         kids = [c for c in n.named_children if c.type != "comment"]
         if len(kids) == 1:
             return self.value(kids[0])
-        return self.opaque(self.text(n), UNKNOWN)
+        return self.opaque_call(self.text(n), [self.value(k) for k in kids])
