@@ -17,6 +17,7 @@ def non_tcgen05_access(ctx):
     if not ctx.sites.allocs:
         return
     va = ctx.values
+    taddr_defs = _tmem_operand_defs(ctx)
     for inst in ctx.function.instructions:
         if inst.op not in _MEMORY_OPS or inst.op == "cvta":
             continue
@@ -25,6 +26,19 @@ def non_tcgen05_access(ctx):
                 continue
             v = va.address_value(inst, o)
             if v is TOP or v[0] != "tmem":
+                # whatever its origin (an integer constant under a trap-checked base, a 512-column allocation), a
+                # register value that a tcgen05 instruction uses as a TMEM address is no memory address
+                base = o.base
+                hit = None
+                if base is not None and hasattr(base, "name"):
+                    hit = next((taddr_defs[(d, base.name)] for d in va._reaching(inst, base.name)
+                                if (d, base.name) in taddr_defs), None)
+                if hit is not None:
+                    ctx.report("TM201", inst,
+                               f"{inst.opcode} uses {base.name} as a memory address, the value the {hit.family} at "
+                               f"line {hit.span.line} uses as a TMEM address; Tensor Memory is only reachable through "
+                               f"tcgen05 instructions (tcgen05.ld/st/cp/mma)", [(hit, "used as a TMEM address here")])
+                    break
                 continue
             slot = v[1]
             allocs = ctx.sites.allocs_of_slot(slot)
@@ -37,6 +51,26 @@ def non_tcgen05_access(ctx):
                        f"{slot[1]}) as a memory address; Tensor Memory is only reachable through tcgen05 "
                        f"instructions (tcgen05.ld/st/cp/mma)", related)
             break
+
+
+def _tmem_operand_defs(ctx) -> dict:
+    """``(definition index, register) → tcgen05 instruction`` for the register definitions that reach a TMEM
+    operand of a tcgen05 instruction (the same value is then a TMEM address, whatever it was computed from)."""
+    from tmemlint.analysis.sync import tmem_operand_indices
+
+    va = ctx.values
+    out: dict = {}
+    for inst in ctx.function.instructions:
+        if inst.op != "tcgen05":
+            continue
+        for k in tmem_operand_indices(inst):
+            o = inst.operands[k]
+            reg = o.base if type(o) is Address else o
+            if reg is None or not hasattr(reg, "name") or not str(reg.name).startswith("%"):
+                continue
+            for d in va._reaching(inst, reg.name):
+                out.setdefault((d, reg.name), inst)
+    return out
 
 
 def _slot_load(ctx, inst, addr):
