@@ -190,11 +190,11 @@ __global__ void k() {
 def test_constant_trip_loops_are_unrolled():
     loop = "{}\n  for (int i = 0; i < {}; ++i) asm volatile(\"tcgen05.fence::after_thread_sync;\");"
     count = lambda fn: sum(1 for i in fn.instructions if i.family == "tcgen05.fence::after_thread_sync")  # noqa: E731
-    assert count(lowered(kernel(body=loop.format("", 16)))) == 1 + 16
-    assert count(lowered(kernel(body=loop.format("#pragma unroll 1", 16)))) == 1 + 16  # exact values, same program
-    assert count(lowered(kernel(body=loop.format("", 32)))) == 1 + 1
-    assert count(lowered(kernel(body=loop.format("#pragma unroll 1", 32)))) == 1 + 1
-    assert count(lowered(kernel(body=loop.format("#pragma unroll", 32)))) == 1 + 32
+    assert count(lowered(kernel(body=loop.format("", 64)))) == 1 + 64
+    assert count(lowered(kernel(body=loop.format("#pragma unroll 1", 64)))) == 1 + 64  # exact values, same program
+    assert count(lowered(kernel(body=loop.format("", 65)))) == 1 + 1
+    assert count(lowered(kernel(body=loop.format("#pragma unroll 1", 65)))) == 1 + 1
+    assert count(lowered(kernel(body=loop.format("#pragma unroll", 65)))) == 1 + 65
 
 
 def test_constexpr_function_with_a_loop_is_evaluated():

@@ -496,3 +496,37 @@ def test_a_library_finding_follows_nvccs_chain_of_inlined_call_sites(tmp_path, m
     got = map_findings(found, module, "k.cu", ptx_text=text)
     assert [(f.path, f.line, f.column, f.code) for f in got] == [("k.cu", 7, 5, "TM102")]
     assert (str(lib), 10, "in this library header") in {(r.path, r.line, r.message) for r in got[0].related}
+
+
+LOOP_KERNEL = """#include <cstdint>
+__global__ void __launch_bounds__(128) k(float* out) {
+  __shared__ uint32_t slot;
+  const uint32_t warp = threadIdx.x / 32;
+  if (warp == 0) {
+    asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], 64;" :: "r"((uint32_t)__cvta_generic_to_shared(&slot)));
+    asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;");
+  }
+  asm volatile("tcgen05.fence::before_thread_sync;");
+  __syncthreads();
+  asm volatile("tcgen05.fence::after_thread_sync;");
+  const uint32_t base = slot + ((warp * 32) << 16);
+  float acc = 0.f;
+  for (int n = 0; n < 32; ++n) {
+    float r[4];
+    asm volatile("tcgen05.ld.sync.aligned.32x32b.x4.b32 {%0, %1, %2, %3}, [%4];" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]) : "r"(base + n * 4));
+    asm volatile("tcgen05.wait::ld.sync.aligned;");
+    acc += r[0] + r[1] + r[2] + r[3];
+  }
+  out[threadIdx.x] = acc;
+  asm volatile("tcgen05.fence::before_thread_sync;");
+  __syncthreads();
+  if (warp == 0) asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, 64;" :: "r"(slot));
+}
+"""
+
+
+def test_a_32_iteration_loop_is_unrolled_as_nvcc_unrolls_it():
+    """nvcc unrolls this constant-trip loop; source mode unrolls up to 64 iterations without a pragma, so the
+    columns of the last loads are known (TM402 at the load, as in compile mode)."""
+    got = lint_source(LOOP_KERNEL, "k.cu")
+    assert sorted((f.line, f.code) for f in got) == [(16, "TM402")]

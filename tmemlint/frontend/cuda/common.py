@@ -18,7 +18,7 @@ MAX_INLINE_DEPTH = 24
 MAX_INSTRUCTIONS = 60_000
 #: Trip counts unrolled without a pragma (or under ``#pragma unroll 1``: unrolling only makes the analysis exact) /
 #: under ``#pragma unroll``.
-UNROLL_DEFAULT = 16
+UNROLL_DEFAULT = 64
 UNROLL_PRAGMA = 256
 
 DTORS = "\0dtors"  # scope key: objects whose destructor runs when the scope ends

@@ -14,7 +14,7 @@ The analyses and rules of tmemlint run on PTX.  Source mode gives them a PTX-sha
 * **Control flow** becomes labels and guarded ``bra``: ``&&``/``||`` short-circuit, a condition that folds to a
   constant keeps only the live branch (as nvcc does), a condition that cannot be translated tests an opaque
   register named after its text (the same text gives the same register, so repeated tests correlate).
-  ``return`` in a kernel is ``ret``.  Loops with a constant trip count are unrolled (up to 16 iterations, also
+  ``return`` in a kernel is ``ret``.  Loops with a constant trip count are unrolled (up to 64 iterations, also
   under ``#pragma unroll 1``; up to 256 under ``#pragma unroll``), so that per-iteration values (an instruction
   descriptor built from the loop index, a load issued in all but the last iteration) are exact.
 * **Calls** to functions of the translation unit are inlined (depth ≤ 24, no recursion); ``constexpr`` functions
