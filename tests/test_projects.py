@@ -530,3 +530,9 @@ def test_a_32_iteration_loop_is_unrolled_as_nvcc_unrolls_it():
     columns of the last loads are known (TM402 at the load, as in compile mode)."""
     got = lint_source(LOOP_KERNEL, "k.cu")
     assert sorted((f.line, f.code) for f in got) == [(16, "TM402")]
+
+
+def test_runtime_device_functions_and_atomics_are_harmless():
+    body = ("cudaGridDependencySynchronize();\n  atomicAdd_block(out, 1.f);\n  cudaTriggerProgrammaticLaunchCompletion();"
+            "\n  READ")
+    assert lint_source(LD_KERNEL.replace("READ", body.replace("READ", "")), "k.cu") == []

@@ -530,6 +530,9 @@ _HARMLESS_NAMESPACES = ("std::", "cuda::std::", "::std::", "::cuda::std::", "thr
 #: wrappers issue tcgen05 and whose ``cuda::barrier`` waits order TMEM accesses, cooperative groups' free functions
 #: and CUB's block primitives, which synchronise: a rule would miss their ordering.)
 _TMEM_NAMES = re.compile(r"tcgen05|tmem", re.I)
+#: The CUDA runtime's device functions (``cudaGridDependencySynchronize``, ``cudaTriggerProgrammaticLaunch
+#: Completion``) and the atomics the intrinsics table does not model (``atomicAdd_block``, ``atomicInc``).
+_RUNTIME = re.compile(r"cuda[A-Z]\w*|atomic[A-Z]\w*")
 _VECTOR_MAKE = re.compile(r"make_(u?(char|short|int|long|longlong)|float|double|half|bfloat16|cudaExtent|"
                           r"cudaPitchedPtr|cudaPos)[1-4]?")
 
@@ -547,7 +550,8 @@ def _harmless(name: str) -> bool:
     if "::" in name and name.split("::", 1)[0] in ("float2", "float4", "int2", "int4", "uint2", "uint4", "dim3",
                                                    "__half", "__half2", "__nv_bfloat16", "__nv_bfloat162"):
         return True
-    return short.startswith("__") or short in _MATH or bool(_VECTOR_MAKE.fullmatch(short))
+    return (short.startswith("__") or short in _MATH or bool(_VECTOR_MAKE.fullmatch(short))
+            or bool(_RUNTIME.fullmatch(short)))
 
 
 _INTRINSICS = {
