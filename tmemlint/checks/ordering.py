@@ -228,6 +228,28 @@ def _handover_matters(ctx, arrive, kind: str, cols) -> bool:
     return result
 
 
+def _result_used_after(ctx, ld, point) -> bool:
+    """Whether a destination register of tcgen05.ld ``ld`` is read, with the value ``ld`` wrote, somewhere
+    ``point`` can reach: on a path where nothing reads the load (CUTLASS example 93 skips its stores of the loaded
+    row on some tiles), whatever it still reads is discarded, so a hand-over there races with nothing."""
+    from tmemlint.analysis.control import can_reach
+
+    va = ctx.values
+    insts = ctx.function.instructions
+    users = ctx.__dict__.get("_users_by_reg")
+    if users is None:
+        users = {}
+        for i in insts:
+            for r in used_regs(i):
+                users.setdefault(r.name, []).append(i.index)
+        ctx.__dict__["_users_by_reg"] = users
+    for r in defined_regs(ld):
+        for u in users.get(r.name, ()):
+            if ld.index in va._reaching(insts[u], r.name) and can_reach(ctx, point, insts[u]):
+                return True
+    return False
+
+
 def _ld_cols(inst):
     from tmemlint.analysis.idesc import ld_st_columns
 
@@ -288,7 +310,8 @@ def _pending_dataflow(ctx, kind: str):
                 hit = [p for p in pending if info[p][0] is None or slot is None or info[p][0][0] == slot]
                 what = ("dealloc", hit)
             elif is_handover(inst):
-                hit = [p for p in pending if _handover_matters(ctx, inst, kind, info[p][0])]
+                hit = [p for p in pending if _handover_matters(ctx, inst, kind, info[p][0])
+                       and (kind != "ld" or _result_used_after(ctx, fn.instructions[p], inst))]
                 what = ("handover", hit)
             elif kind == "ld" and fam in ("tcgen05.mma", "tcgen05.st", "tcgen05.cp", "tcgen05.shift"):
                 w = _tmem_writes(ctx, inst)
