@@ -530,6 +530,7 @@ def test_a_32_iteration_loop_is_unrolled_as_nvcc_unrolls_it():
     columns of the last loads are known (TM402 at the load, as in compile mode)."""
     got = lint_source(LOOP_KERNEL, "k.cu")
     assert sorted((f.line, f.code) for f in got) == [(16, "TM402")]
+    assert "columns [64, 68)" in got[0].message  # the first unrolled load past the end, as compile mode says
 
 
 def test_runtime_device_functions_and_atomics_are_harmless():

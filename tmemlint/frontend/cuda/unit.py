@@ -336,7 +336,7 @@ def with_inline_context(findings: list[Finding], unit) -> list[Finding]:
                 by_pos[key] = inst.src
     seen: set = set()
     out = []
-    for f in sorted(findings, key=Finding.sort_key):
+    for f in findings:  # in the rules' order: of the copies of one finding (an unrolled loop), the first stays
         if f.code in BLIND_CODES and f.function in blind:
             continue
         k = (f.path, f.line, f.column, f.code)
@@ -352,7 +352,7 @@ def with_inline_context(findings: list[Finding], unit) -> list[Finding]:
         out.append(f)
     if pre is not None and len(pre.files) > 1:
         out = [_relocated(f, pre) for f in out]
-    return out
+    return sorted(out, key=Finding.sort_key)
 
 
 _LINE_REF = re.compile(r"\bline (\d+)\b")
