@@ -17,11 +17,20 @@ load_all()
 
 
 def _bad_files():
-    """Bad PTX fixtures, and bad CUDA sources (checked only when the engine has a source-mode linter)."""
+    """Bad PTX fixtures, and bad CUDA sources (checked only when the engine has a source-mode linter); a CUDA
+    fixture whose fault source mode does not report yet is a strict xfail with the reason of
+    ``test_cuda_source.SOURCE_GAPS``."""
+    from test_cuda_source import SOURCE_GAPS
+
     files = sorted((FIXTURES / "nvcc").glob("tm*_bad.ptx")) + sorted((FIXTURES / "nvcc").glob("tm*_bad.cu"))
     if SHARED.is_dir():
         files += sorted((SHARED / "cases").glob("*/bad*.ptx")) + sorted((SHARED / "cases").glob("*/bad*.cu"))
-    return [pytest.param(p, id=f"{p.parent.name}/{p.name}") for p in files]
+    out = []
+    for p in files:
+        rel = p.relative_to(FIXTURES.parent).as_posix() if FIXTURES.parent in p.parents else ""
+        marks = [pytest.mark.xfail(strict=True, reason=SOURCE_GAPS[rel])] if rel in SOURCE_GAPS else []
+        out.append(pytest.param(p, id=f"{p.parent.name}/{p.name}", marks=marks))
+    return out
 
 
 def _silence(path, tmp_path, use_names: bool):
