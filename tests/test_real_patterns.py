@@ -50,3 +50,23 @@ def test_data_chosen_tile_paths_bad_twin_is_an_error():
     "dealloc_transitive_handover.ptx", "sf_stage_register_twice.ptx", "local_vector_register.ptx", "st_handover_other_columns.ptx"])
 def test_correct_idioms_have_no_finding(name):
     assert _findings(name) == []
+
+
+def test_verdicts_do_not_depend_on_the_hash_seed():
+    """Set iteration order changes with PYTHONHASHSEED; the happens-before verdicts must not (a short-circuited
+    search once recorded 'undecided' for some orders of the barrier keys only)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    files = [str(PATTERNS / n) for n in ("persistent_roles_data_tiles.ptx", "dealloc_transitive_handover_bad.ptx",
+                                          "st_handover_other_columns.ptx", "sf_stage_register_twice.ptx")]
+    outs = []
+    for seed in ("1", "2", "3"):
+        env = dict(os.environ, PYTHONHASHSEED=seed, TMEMLINT_NO_CACHE="1")
+        p = subprocess.run([sys.executable, "-m", "tmemlint", "--no-cache", "--format", "json", *files],
+                           capture_output=True, text=True, env=env, timeout=600)
+        outs.append(sorted((f["path"], f["line"], f["code"], f["severity"]) for f in json.loads(p.stdout)))
+    assert outs[0] == outs[1] == outs[2]
+    assert outs[0]  # the bad twin and the warnings are there

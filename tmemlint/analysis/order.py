@@ -169,6 +169,16 @@ class SyncModel:
         self._counts: dict[tuple, tuple] = {}
         self._releases: dict[tuple, tuple] = {}
         self._transitive: dict[tuple, bool] = {}
+        self._agreement: dict[tuple, bool] = {}
+        self._ordered: dict[tuple, bool | None] = {}
+
+    def _agree(self, *fact_sets: frozenset) -> bool:
+        """``consistent_choice_facts`` memoised: the same few fact sets are compared again for every pair of
+        instructions asked about."""
+        hit = self._agreement.get(fact_sets)
+        if hit is None:
+            hit = self._agreement[fact_sets] = consistent_choice_facts(list(fact_sets))
+        return hit
 
     def site(self, inst: Instruction) -> SyncSite | None:
         """``sync_site`` of ``inst``, memoised."""
@@ -313,6 +323,13 @@ class SyncModel:
 
     def _direct(self, group: tuple[Instruction, ...], ka: "WarpClass", b: Instruction,
                 kb: "WarpClass") -> bool | None:
+        key = (tuple(g.index for g in group), ka.warps, b.index, kb.warps)
+        if key not in self._ordered:
+            self._ordered[key] = self._direct_uncached(group, ka, b, kb)
+        return self._ordered[key]
+
+    def _direct_uncached(self, group: tuple[Instruction, ...], ka: "WarpClass", b: Instruction,
+                         kb: "WarpClass") -> bool | None:
         """``all_happen_before`` through one barrier instance, with no third class.  When ``b`` is itself a wait,
         the question is whether ``group`` is ordered before ``b`` returns (its own wait counts)."""
         a = group[0]
@@ -321,39 +338,38 @@ class SyncModel:
             return None
         facts_b = self._reaching_facts(kb).get(b.index)
 
-        uncertain = []
-
-        def orders(x: BarrierKey, fa: frozenset, fb: frozenset) -> bool:
+        def orders(x: BarrierKey, fa: frozenset, fb: frozenset) -> bool | None:
+            """Whether ``x`` orders the paths of facts ``fa`` (``ka``) and ``fb`` (``kb``): True, False, or None
+            when the only unordered path pairs are chosen by data each class computed itself."""
             sb = self.site(b)
             done = 1 if sb is not None and sb.waits and sb.key.may_alias(x) else 0  # b itself waits on x
             b_states = [(f, min(m + done, MANY)) for f, m in self._count(kb, x).waits.get(b.index, {}).items()
-                        if consistent_choice_facts([f, fb, fa])]
+                        if self._agree(f, fb, fa)]
             if not b_states:
                 return False
             if not x.exact:  # arrivals on other barriers may be counted too: any wait orders (a documented limit)
                 return any(m > 0 for _, m in b_states)
             a_states = [st for g in group for st in self._count(ka, x).arrivals.get(g.index, {}).items()]
+            verdict: bool | None = True
             for f, m in b_states:
-                n = max((c for g, c in a_states if consistent_choice_facts([g, f, fa])), default=0)
+                n = max((c for g, c in a_states if self._agree(g, f, fa)), default=0)
                 if not (m > 0 and (n >= MANY or m >= MANY or n + 1 <= m)):
-                    if undecidable_pair(f, fa):
-                        uncertain.append(x)  # both paths chosen by values each class computed itself
-                        continue
-                    return False
-            return True
-
-        for fb in (facts_b if facts_b else (frozenset(),)):
-            fb = frozenset(f for f in fb if not is_lane_fact(f[0]))
-            for keys, fa in paths_a:
-                if consistent_choice_facts([fa, fb]) and not any(orders(x, fa, fb) for x in keys):
-                    if not undecidable_pair(fa, fb):
+                    if not undecidable_pair(f, fa):
                         return False
-                    uncertain.append(None)  # e.g. a role that allocated but met only empty tiles, per its loads
-        return None if uncertain else True
+                    verdict = None  # both paths chosen by values each class computed itself
+            return verdict
 
+        uncertain = False
         for fb in (facts_b if facts_b else (frozenset(),)):
             fb = frozenset(f for f in fb if not is_lane_fact(f[0]))
             for keys, fa in paths_a:
-                if consistent_choice_facts([fa, fb]) and not any(orders(x, fa, fb) for x in keys):
-                    return False
-        return True
+                if not self._agree(fa, fb):
+                    continue
+                verdicts = [orders(x, fa, fb) for x in sorted(keys, key=repr)]
+                if True in verdicts:
+                    continue
+                if None in verdicts or undecidable_pair(fa, fb):
+                    uncertain = True  # e.g. a role that allocated but met only empty tiles, per its own loads
+                    continue
+                return False
+        return None if uncertain else True

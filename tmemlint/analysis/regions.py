@@ -356,7 +356,7 @@ class AddressSets:
         common = self._sources(inst, x) & self._sources(inst, y)
         if not common:
             return None
-        for key in sorted(common, key=lambda k: -len(k[1])):
+        for key in sorted(common, key=lambda k: (-len(k[1]), k)):
             name, defs = key
             vals = _BOTTOM
             for d in defs:
