@@ -47,7 +47,7 @@ def test_data_chosen_tile_paths_bad_twin_is_an_error():
 @pytest.mark.parametrize("name", [
     "named_barrier_slot_handover.ptx", "mbarrier_slot_handover.ptx", "warp_role_chain.ptx", "warp_role_table.ptx",
     "trap_checked_constant_columns.ptx", "pair_dealloc_peer_mbarrier.ptx", "pair_cluster_size_branch.ptx",
-    "dealloc_transitive_handover.ptx", "sf_stage_register_twice.ptx", "local_vector_register.ptx", "st_handover_other_columns.ptx"])
+    "dealloc_transitive_handover.ptx", "sf_stage_register_twice.ptx", "local_vector_register.ptx", "st_handover_other_columns.ptx", "dealloc_named_barrier_tmem_users.ptx"])
 def test_correct_idioms_have_no_finding(name):
     assert _findings(name) == []
 
