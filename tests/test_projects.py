@@ -424,6 +424,14 @@ def test_template_kernel_is_lowered_per_launched_instantiation_with_explicit_spe
     assert "96" in got[0].message
 
 
+def test_a_negated_warp_test_after_a_lane_varying_one_is_no_divergence():
+    """``else if (warp_id >= 3)``: the warp predicate is the negation of ``warp_id < 3``; warp 3 never meets the
+    lane-varying elect of warp 0 (its polarity counts)."""
+    src = TEMPLATE_KERNEL.replace("COLS", "128").replace("} else if (warp_id == 1) {", "} else if (warp_id >= 3) {")
+    src = src.replace("if (warp_id == 1) asm", "if (warp_id >= 3) asm")
+    assert lint_source(src, "k.cu") == []
+
+
 def test_two_instantiations_are_two_kernels():
     src = TEMPLATE_KERNEL.replace("k<COLS><<<1, 128>>>(out);", "k<128><<<1, 128>>>(out); k<96><<<1, 128>>>(out);")
     assert sorted((f.line, f.code, f.function) for f in lint_source(src, "k.cu")) == [

@@ -75,8 +75,9 @@ def _decided(ctx: "FunctionContext", inst: Instruction, reg, klass) -> bool | No
     v = ctx.values.reg_value(inst, reg)
     if v is TOP:
         return None
-    key, _ = normalize(v)
-    return klass.decide(key[1]) if key[0] == "tid" else None
+    key, pol = normalize(v)  # the positive form and whether v is it (True) or its negation
+    d = klass.decide(key[1]) if key[0] == "tid" else None
+    return d if d is None or pol else not d
 
 
 def class_blocks(ctx: "FunctionContext", klass) -> set:
