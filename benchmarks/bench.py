@@ -1,15 +1,20 @@
-"""Speed and memory of tmemlint against ptxas on the same files (issue: performance at production scale).
+"""Speed and memory of tmemlint against ptxas on the same files (issue 18: production builds).
 
-    python benchmarks/bench.py [--runs 3] [--quick] [--out report.md]
+    python benchmarks/bench.py [--runs 1] [--corpus DIR] [--no-triton] [--extra] [--skip-build] [--out report.md]
 
-For every input it runs ``ptxas -arch=<the file's .target> FILE -o /dev/null`` and ``python -m tmemlint --format
-json FILE`` ``--runs`` times each, alternating, and records wall time and peak resident memory (see ``measure``: worker
-processes are counted); the table shows medians and the ratios tmemlint / ptxas.  Inputs: the Triton corpus of
-``../shared`` (sm_100a / sm_103a / sm_120a files), the largest nvcc fixture, the CuTe DSL files, the full-size nvcc
-kernels of ``fixtures/real/nvcc`` (with and without ``-lineinfo``; one has 7 kernels in 25,769 lines), and a template-heavy
-CUDA file (``benchmarks/kernels/template_gemms.cu``) compiled here with ``nvcc -arch=sm_100a -ptx -lineinfo`` into a
-temporary folder (about 520k lines, 136 kernels; ``--quick`` skips it).  A last row compares ``--jobs 1`` with
-``--jobs 2`` over the whole Triton corpus.  Nothing here is a test: the machine is noisy, so the figures are medians.
+Inputs: the third-party corpus ``.corpus/ptx/<project>/*.ptx`` (CUTLASS, ThunderKittens, DeepGEMM, FlashMLA,
+FlashAttention-4, QuACK, CuTe DSL builds: local, never committed; ``--corpus`` names another folder of
+``<project>/*.ptx``) and the Triton corpus of ``../shared/corpus/triton``; either may be missing (the benchmark runs
+on what there is).  ``--extra`` adds the real-size nvcc and CuTe DSL fixtures of ``fixtures/real``.
+
+Per file, ``--runs`` times each, alternating: ``ptxas -arch=<the file's .target> FILE -o /dev/null`` and
+``tmemlint --no-cache --format json FILE`` (the console script, default ``--jobs``: all cores).  Wall time in
+seconds and peak memory in MB (``measure``: the larger of ``ru_maxrss`` and the peak of the memory summed over the
+process and its workers, sampled every 20 ms), medians over the runs; ratios are tmemlint / ptxas.  Then, over all
+files of the production corpus: one ``tmemlint --jobs 2`` run against the sum of the per-file ptxas times; and the
+start-up: ``tmemlint --version`` and ``tmemlint rules`` against ``python -c pass`` (minimum of 20 runs each).  The
+machine's load average (``os.getloadavg``, 1 minute) is sampled before every measurement and reported.  The report
+names files by project and file name only.  Nothing here is a test.
 """
 
 from __future__ import annotations
@@ -21,13 +26,13 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
+CORPUS = ROOT / ".corpus" / "ptx"
 
 
 def _tree_rss_kb(pid: int) -> int:
@@ -50,12 +55,16 @@ def _tree_rss_kb(pid: int) -> int:
     return total
 
 
+LOADS: list[float] = []
+
+
 def measure(cmd: list[str], cwd: Path | None = None) -> tuple[float, float, int]:
     """Run ``cmd``; returns (wall seconds, peak resident memory in MB, exit code).  Output is discarded.
 
     Memory is the larger of ``wait4``'s ``ru_maxrss`` (the largest single process) and the peak of the summed
     resident memory of the process and its workers, sampled from ``/proc`` every 20 ms: a run that splits one
     file over worker processes is charged for all of them."""
+    LOADS.append(os.getloadavg()[0])
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
     peak = 0
@@ -72,88 +81,125 @@ def measure(cmd: list[str], cwd: Path | None = None) -> tuple[float, float, int]
     wall = time.perf_counter() - t0
     stop.set()
     sampler.join()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return wall, max(usage.ru_maxrss, peak) / 1024.0, proc.returncode
+    return wall, max(usage.ru_maxrss, peak) / 1024.0, os.waitstatus_to_exitcode(status)
 
 
 def target_of(path: Path) -> str:
-    m = re.search(r"^\s*\.target\s+(sm_\w+)", path.read_text(errors="replace"), re.M)
+    with open(path, errors="replace") as fh:
+        m = re.search(r"^\s*\.target\s+(sm_\w+)", fh.read(1 << 16), re.M)
     return m.group(1) if m else "sm_100a"
 
 
-def inputs(quick: bool, tmp: Path) -> list[tuple[str, Path]]:
-    out: list[tuple[str, Path]] = []
-    tri = sorted((SHARED / "corpus" / "triton").glob("*.ptx"))
-    out += [("triton", p) for p in tri]
-    out += [("cute-dsl", p) for p in sorted((ROOT / "fixtures" / "real" / "cute").glob("*.ptx"))]
-    nv = sorted((ROOT / "fixtures" / "nvcc").glob("*.ptx"), key=lambda p: p.stat().st_size)
-    if nv:
-        out.append(("nvcc", nv[-1]))
-    out += [("nvcc real", p) for p in sorted((ROOT / "fixtures" / "real" / "nvcc").glob("*.ptx"))]
-    if not quick and shutil.which("nvcc"):
-        src = ROOT / "benchmarks" / "kernels" / "template_gemms.cu"
-        ptx = tmp / "template_gemms.ptx"
-        print(f"compiling {src.name} with nvcc ...", file=sys.stderr)
-        subprocess.run(["nvcc", "-arch=sm_100a", "-ptx", "-lineinfo", src.name, "-o", str(ptx)],
-                       cwd=src.parent, check=True)
-        out.append(("nvcc templates", ptx))
+def inputs(args) -> list[tuple[str, str, Path]]:
+    """``(group, project, path)``: group ``production`` (the third-party corpus), ``triton`` or ``extra``."""
+    out = []
+    corpus = Path(args.corpus) if args.corpus else CORPUS
+    if corpus.is_dir():
+        for d in sorted(p for p in corpus.iterdir() if p.is_dir()):
+            out += [("production", d.name, p) for p in sorted(d.glob("*.ptx"))]
+    if not args.no_triton:
+        out += [("triton", "triton", p) for p in sorted((SHARED / "corpus" / "triton").glob("*.ptx"))]
+    if args.extra:
+        out += [("extra", p.parent.name, p) for p in sorted((ROOT / "fixtures" / "real").rglob("*.ptx"))]
     return out
+
+
+def tmemlint_cmd() -> list[str]:
+    script = Path(sys.executable).with_name("tmemlint")
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "tmemlint"]
+
+
+def startup(n: int = 20) -> dict[str, float]:
+    """Minimum wall time (s) of ``python -c pass``, ``tmemlint --version`` and ``tmemlint rules``."""
+    cmds = {"python -c pass": [sys.executable, "-c", "pass"], "tmemlint --version": tmemlint_cmd() + ["--version"],
+            "tmemlint rules": tmemlint_cmd() + ["rules"]}
+    best = {k: float("inf") for k in cmds}
+    for _ in range(n):
+        for k, c in cmds.items():
+            LOADS.append(os.getloadavg()[0])
+            t = time.perf_counter()
+            subprocess.run(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+            best[k] = min(best[k], time.perf_counter() - t)
+    return best
+
+
+def summary(rows, group: str) -> str:
+    rs = [r for r in rows if r["group"] == group and r["ptxas_rc"] == 0]
+    if not rs:
+        return ""
+    t = [r["lint_s"] / r["ptxas_s"] for r in rs]
+    m = [r["lint_mb"] / r["ptxas_mb"] for r in rs]
+    worst = max(rs, key=lambda r: r["lint_s"] / r["ptxas_s"])
+    return (f"{group}: {len(rs)} files; time ratio median {statistics.median(t):.2f}, max {max(t):.2f} "
+            f"({worst['project']}/{worst['name']}); memory ratio median {statistics.median(m):.2f}, max {max(m):.2f}; "
+            f"{sum(x <= 0.25 for x in t)} files at most x0.25 in time, {sum(x <= 0.5 for x in m)} at most x0.5 in "
+            f"memory; ptxas {sum(r['ptxas_s'] for r in rs):.1f} s in all, tmemlint {sum(r['lint_s'] for r in rs):.1f} s")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--quick", action="store_true", help="skip the 520k-line template file")
-    ap.add_argument("--out", type=Path, help="also write the Markdown table here")
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--corpus", help="folder of <project>/*.ptx (default: .corpus/ptx)")
+    ap.add_argument("--no-triton", action="store_true", help="leave out ../shared/corpus/triton")
+    ap.add_argument("--extra", action="store_true", help="add the nvcc and CuTe DSL files of fixtures/real")
+    ap.add_argument("--skip-build", action="store_true", help="no whole-corpus --jobs 2 run")
+    ap.add_argument("--out", type=Path, help="also write the Markdown report here")
     args = ap.parse_args()
     if not shutil.which("ptxas"):
         print("ptxas not found: install the CUDA toolkit", file=sys.stderr)
         return 2
-    lint = [sys.executable, "-m", "tmemlint", "--no-cache", "--format", "json"]
+    lint = tmemlint_cmd() + ["--no-cache", "--format", "json"]
+    load_before = os.getloadavg()
     rows = []
-    with tempfile.TemporaryDirectory() as td:
-        for kind, path in inputs(args.quick, Path(td)):
-            lines = path.read_text(errors="replace").count("\n")
-            arch = target_of(path)
-            p_t, p_m, l_t, l_m = [], [], [], []
-            for _ in range(args.runs):
-                t, m, _rc = measure(["ptxas", f"-arch={arch}", str(path), "-o", os.devnull])
-                p_t.append(t)
-                p_m.append(m)
-                t, m, _rc = measure(lint + [str(path)], cwd=ROOT)
-                l_t.append(t)
-                l_m.append(m)
-            row = (kind, path.name, lines, statistics.median(p_t), max(p_m), statistics.median(l_t), max(l_m))
-            rows.append(row)
-            print(f"{row[1]:<36} {lines:>8} ptxas {row[3]:7.2f}s {row[4]:7.0f}MB  tmemlint {row[5]:7.2f}s "
-                  f"{row[6]:7.0f}MB  time x{row[5] / row[3]:.2f} mem x{row[6] / row[4]:.2f}", file=sys.stderr)
-        tri = [str(p) for p in sorted((SHARED / "corpus" / "triton").glob("*.ptx"))]
-        jobs = {}
-        probe_jobs = subprocess.run([sys.executable, "-m", "tmemlint", "check", "--help"], capture_output=True,
-                                    text=True, cwd=ROOT).stdout
-        if "--jobs" in probe_jobs and tri:
-            for n in (1, 2):
-                jobs[n] = statistics.median(measure(lint + ["--jobs", str(n)] + tri, cwd=ROOT)[0]
-                                            for _ in range(args.runs))
-    table = ["| input | file | lines | ptxas s | ptxas MB | tmemlint s | tmemlint MB | time ratio | memory ratio |",
+    for group, project, path in inputs(args):
+        with open(path, "rb") as fh:
+            lines = fh.read().count(b"\n")
+        arch = target_of(path)
+        p_t, p_m, l_t, l_m, p_rc = [], [], [], [], 0
+        for _ in range(args.runs):
+            t, m, rc = measure(["ptxas", f"-arch={arch}", str(path), "-o", os.devnull])
+            p_t.append(t)
+            p_m.append(m)
+            p_rc = p_rc or rc
+            t, m, _rc = measure(lint + [str(path)], cwd=ROOT)
+            l_t.append(t)
+            l_m.append(m)
+        row = {"group": group, "project": project, "name": path.name, "lines": lines, "ptxas_s": statistics.median(p_t),
+               "ptxas_mb": max(p_m), "ptxas_rc": p_rc, "lint_s": statistics.median(l_t), "lint_mb": max(l_m)}
+        rows.append(row)
+        print(f"{project}/{path.name:<48} {lines:>8} ptxas {row['ptxas_s']:7.2f}s {row['ptxas_mb']:6.0f}MB  tmemlint "
+              f"{row['lint_s']:7.2f}s {row['lint_mb']:6.0f}MB  time x{row['lint_s'] / row['ptxas_s']:.2f} mem "
+              f"x{row['lint_mb'] / row['ptxas_mb']:.2f} (load {LOADS[-1]:.1f})", file=sys.stderr, flush=True)
+    build = None
+    prod = [r for r in rows if r["group"] == "production"]
+    if prod and not args.skip_build:
+        corpus = Path(args.corpus) if args.corpus else CORPUS
+        files = [str(corpus / r["project"] / r["name"]) for r in prod]
+        wall, mb, _rc = measure(tmemlint_cmd() + ["--no-cache", "--format", "json", "--jobs", "2"] + files, cwd=ROOT)
+        build = (len(files), wall, mb, sum(r["ptxas_s"] for r in prod))
+        print(f"whole corpus --jobs 2: {wall:.1f} s, {mb:.0f} MB; ptxas sum {build[3]:.1f} s", file=sys.stderr)
+    start = startup()
+    load_after = os.getloadavg()
+
+    table = ["| project | file | lines | ptxas s | ptxas MB | tmemlint s | tmemlint MB | time ratio | memory ratio |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for kind, name, lines, pt, pm, lt, lm in rows:
-        table.append(f"| {kind} | {name} | {lines} | {pt:.2f} | {pm:.0f} | {lt:.2f} | {lm:.0f} | "
-                     f"{lt / pt:.2f} | {lm / pm:.2f} |")
-    ratios = [r[5] / r[3] for r in rows]
-    mem = [r[6] / r[4] for r in rows]
-    total_lines = sum(r[2] for r in rows)
-    total_time = sum(r[5] for r in rows)
-    summary = [
-        "",
-        f"files: {len(rows)}; time ratio median {statistics.median(ratios):.2f}, max {max(ratios):.2f}; "
-        f"memory ratio median {statistics.median(mem):.2f}, max {max(mem):.2f}; "
-        f"tmemlint {total_lines / total_time:,.0f} lines/s over all files (process start included)",
-    ]
-    if jobs:
-        summary.append(f"Triton corpus, {len(tri)} files: --jobs 1 {jobs[1]:.2f}s, --jobs 2 {jobs[2]:.2f}s, "
-                       f"speed-up x{jobs[1] / jobs[2]:.2f}")
-    text = "\n".join(table + summary) + "\n"
+    for r in rows:
+        note = "" if r["ptxas_rc"] == 0 else " (ptxas failed)"
+        table.append(f"| {r['project']} | {r['name']}{note} | {r['lines']} | {r['ptxas_s']:.2f} | {r['ptxas_mb']:.0f} | "
+                     f"{r['lint_s']:.2f} | {r['lint_mb']:.0f} | {r['lint_s'] / r['ptxas_s']:.2f} | "
+                     f"{r['lint_mb'] / r['ptxas_mb']:.2f} |")
+    lines = ["", *(s for s in (summary(rows, g) for g in ("production", "triton", "extra")) if s)]
+    if build:
+        n, wall, mb, psum = build
+        lines.append(f"production corpus in one `tmemlint --jobs 2` run: {n} files, {wall:.1f} s, {mb:.0f} MB; the "
+                     f"sum of the per-file ptxas times is {psum:.1f} s: x{wall / psum:.2f}")
+    p = start["python -c pass"]
+    lines.append(f"start-up (minimum of 20): python -c pass {p * 1000:.1f} ms, tmemlint --version "
+                 f"{start['tmemlint --version'] * 1000:.1f} ms (x{start['tmemlint --version'] / p:.2f}), tmemlint rules "
+                 f"{start['tmemlint rules'] * 1000:.1f} ms (x{start['tmemlint rules'] / p:.2f})")
+    lines.append(f"load average (1 min) before {load_before[0]:.2f}, after {load_after[0]:.2f}; sampled before each "
+                 f"measurement: median {statistics.median(LOADS):.2f}, max {max(LOADS):.2f}; {os.cpu_count()} cores")
+    text = "\n".join(table + lines) + "\n"
     print(text)
     if args.out:
         args.out.write_text(text)

@@ -13,8 +13,6 @@ The cache lives in ``$TMEMLINT_CACHE_DIR``, else ``$XDG_CACHE_HOME/tmemlint``, e
 unreadable entry is ignored.
 """
 
-from __future__ import annotations
-
 import os
 import sys
 
