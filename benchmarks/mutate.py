@@ -48,7 +48,9 @@ Each mutant must assemble (``ptxas -arch=sm_100a``, ``sm_103a`` for ``.sm103`` f
 counted and skipped.  A mutant is *detected* when every expected (code, line) is reported; a finding is *spurious*
 when it is error-level, on a line the mutation did not touch (inserted, replaced or moved lines are touched), and
 not reported on the same original line of the unmutated file (lines mapped through the edit).  Two kinds of new
-error are true consequences of the fault and listed apart: TM402 for footprints past column 96 of a tm102-96
+error are true consequences of the fault and listed apart: TM203 where a 512-column allocation's constant or
+thread-indexed addresses lose their base (tm102 of a FlashAttention-4-style kernel), TM402 for footprints past
+column 96 of a tm102-96
 mutant, and TM302 at an ``mbarrier.arrive``/barrier the moved wait::ld no longer precedes.
 
 Equivalent mutants are not generated: a dealloc that no warp class executes (Triton's warp-specialized kernels keep
@@ -567,9 +569,13 @@ def generate(fa: FileAnalysis, faults=FAULTS) -> tuple[list[Mutant], list[NotApp
                 fr.apply(ed)
                 also = (f" (and the dealloc{'s' if len(freed) > 1 else ''} at {', '.join(map(str, freed))})"
                         if freed else "")
+                cons = (("TM402", None, value),) if value < 512 else ()
+                if sites.ncols.get(a.index) == 512:
+                    # FlashAttention-4 style: addresses computed from constants or the thread index alone are the
+                    # allocation's columns only because 512 columns start at column 0; the mutant takes that away
+                    cons += (("TM203", None, None),)
                 muts.append(Mutant(src, fault, f"alloc at line {L}: column count = {r} set to {value}{also}", ed,
-                                   anchors, (("TM402", None, value),) if value < 512 else (),
-                                   ptx_lines=[L, *freed], anchor=L))
+                                   anchors, cons, ptx_lines=[L, *freed], anchor=L))
 
         # ---- 3: ld/st.shared through the TMEM address ------------------------------------------------------
         slots = {sites.slot_of[a.index] for a in sites.allocs}

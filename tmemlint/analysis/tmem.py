@@ -52,8 +52,30 @@ def const_value(va: ValueAnalysis, inst: Instruction, k: int) -> int | None:
     return v[1] if v is not TOP and v[0] == "c" else None
 
 
+def trap_checked_bases(fn: Function, va: ValueAnalysis) -> set[int]:
+    """Constants c for which the code traps unless a TMEM base loaded from a slot equals c: ``setp.ne %p, base,
+    c; @%p trap`` (hand-written) or nvcc's ``@%p bra L; trap; L:`` with ``%p = (base == c)``.  After such a check
+    the allocation's base is c, so integer-constant TMEM addresses are column offsets from it."""
+    out: set[int] = set()
+    insts = fn.instructions
+    if not any(i.op == "trap" for i in insts):
+        return out
+    for inst in insts:
+        if inst.guard is None or inst.op not in ("trap", "bra"):
+            continue
+        if inst.op == "bra" and not (inst.index + 1 < len(insts) and insts[inst.index + 1].op == "trap"):
+            continue
+        v = va.reg_value(inst, inst.guard.reg)
+        if v is not TOP and v[0] == "cmp" and v[1] in ("eq", "ne"):
+            for a, b in ((v[2], v[3]), (v[3], v[2])):
+                if a is not TOP and a[0] == "tmem" and b is not TOP and b[0] == "c":
+                    out.add(b[1])
+    return out
+
+
 def tmem_sites(fn: Function, va: ValueAnalysis) -> TmemSites:
-    """Collect the allocation sites of ``fn``."""
+    """Collect the allocation sites of ``fn``.  A dealloc of an integer-constant address frees the allocation whose
+    base is known (the only slot, allocated with 512 columns or trap-checked): DeepGEMM's ``free(0, n)``."""
     s = TmemSites()
     for inst in fn.instructions:
         fam = inst.family
@@ -74,4 +96,13 @@ def tmem_sites(fn: Function, va: ValueAnalysis) -> TmemSites:
             s.ncols[inst.index] = const_value(va, inst, 1)
         elif fam == "tcgen05.relinquish_alloc_permit":
             s.relinquishes.append(inst)
+    slots = {s.slot_of[a.index] for a in s.allocs}
+    constant_frees = [d for d in s.deallocs if s.freed_slot[d.index] is None]
+    if constant_frees and len(slots) == 1:
+        known = any(s.ncols.get(a.index) == TMEM_COLUMNS for a in s.allocs) or trap_checked_bases(fn, va)
+        for d in constant_frees:
+            v = va.value(d, d.operands[0]) if d.operands else TOP
+            if known and v is not TOP and v[0] == "c":
+                s.freed_slot[d.index] = next(iter(slots))
+                s.freed_col[d.index] = v[1] & 0xFFFF
     return s

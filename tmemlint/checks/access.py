@@ -140,25 +140,10 @@ def slot_address_as_taddr(ctx):
 
 
 def _trap_checked_constants(ctx) -> set[int]:
-    """Constants c for which the code traps unless a loaded TMEM base equals c (``setp.ne %p, base, c; @%p
-    trap``): an address c after such a check is the allocation's base."""
-    va = ctx.values
-    out = set()
-    insts = ctx.function.instructions
-    if not any(i.op == "trap" for i in insts):
-        return out
-    for inst in insts:
-        # `@%p trap` with %p = (base != c) (hand-written), or nvcc's `@%p bra L; trap; L:` with %p = (base == c)
-        if inst.guard is None or inst.op not in ("trap", "bra"):
-            continue
-        if inst.op == "bra" and not (inst.index + 1 < len(insts) and insts[inst.index + 1].op == "trap"):
-            continue
-        v = va.reg_value(inst, inst.guard.reg)
-        if v is not TOP and v[0] == "cmp" and v[1] in ("eq", "ne"):
-            for a, b in ((v[2], v[3]), (v[3], v[2])):
-                if a is not TOP and a[0] == "tmem" and b is not TOP and b[0] == "c":
-                    out.add(b[1])
-    return out
+    """``analysis.tmem.trap_checked_bases`` of the function."""
+    from tmemlint.analysis.tmem import trap_checked_bases
+
+    return trap_checked_bases(ctx.function, ctx.values)
 
 
 @rule("TM203", "unallocated-access", "error",
