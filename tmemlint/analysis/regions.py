@@ -115,7 +115,11 @@ class AddressSets:
     Demand-driven: ``address(inst, operand)`` evaluates the definitions the operand depends on and iterates them to
     a fixed point; definitions whose set keeps growing are widened to unknown.  Never raises on odd input."""
 
-    def __init__(self, va: ValueAnalysis, n_threads: int = 1024):
+    def __init__(self, va: ValueAnalysis, n_threads: int = 1024, constant_slot: tuple | None = None):
+        """``constant_slot``: the allocation whose base is known to be column 0 (512 columns, or a trap-checked
+        base: ``analysis.tmem.trap_checked_bases``), so integer TMEM operands are its offsets (DeepGEMM,
+        FlashMLA, FlashAttention-4 address TMEM by constants); None otherwise."""
+        self.constant_slot = constant_slot
         self.va = va
         self.insts = va.insts
         self.n_threads = max(1, n_threads)
@@ -134,6 +138,8 @@ class AddressSets:
         if k >= len(inst.operands):
             return None
         v = self._stable(lambda: self._operand(inst, inst.operands[k]))
+        if type(v) is frozenset and v and self.constant_slot is not None:
+            return TmemAddr(self.constant_slot, v)  # integer addresses: offsets from the known base 0
         return v if type(v) is TmemAddr else None
 
     def integers(self, inst: Instruction, k: int) -> frozenset | None:

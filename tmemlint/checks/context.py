@@ -52,7 +52,13 @@ class FunctionContext:
     def address_sets(self) -> AddressSets:
         """Bounded sets of TMEM addresses and integers per operand (``tmemlint.analysis.regions``): a
         double-buffered accumulator at ``base + (stage & 1) * 128`` has the column set {0, 128}."""
-        return AddressSets(self.values, self.threads.n_threads)
+        from tmemlint.analysis.tmem import TMEM_COLUMNS, trap_checked_bases
+
+        sites = self.sites
+        slots = {sites.slot_of[a.index] for a in sites.allocs}
+        known = len(slots) == 1 and (any(sites.ncols.get(a.index) == TMEM_COLUMNS for a in sites.allocs)
+                                     or 0 in trap_checked_bases(self.function, self.values))
+        return AddressSets(self.values, self.threads.n_threads, next(iter(slots)) if known else None)
 
     @cached_property
     def lifecycle(self) -> Lifecycle:
