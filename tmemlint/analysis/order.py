@@ -165,7 +165,7 @@ class SyncModel:
     def __init__(self, ctx):
         self.ctx = ctx
         self._sites: dict[int, SyncSite | None] = {}
-        self._executed: dict[int, tuple] = {}
+        self._facts_at: dict[int, tuple] = {}  # class id -> (class, {instruction index: fact sets})
         self._counts: dict[tuple, tuple] = {}
         self._releases: dict[tuple, tuple] = {}
         self._transitive: dict[tuple, bool] = {}
@@ -222,7 +222,7 @@ class SyncModel:
     def _reaching_facts(self, klass: "WarpClass") -> dict[int, set | None]:
         """Observed instruction index → the branch-fact sets of the states of ``klass`` that reach it (None: more
         than ``_MAX_FACT_SETS`` of them, taken as unknown)."""
-        hit = self._executed.get(id(klass))
+        hit = self._facts_at.get(id(klass))
         if hit is None or hit[0] is not klass:
             seen: dict[int, set | None] = {}
 
@@ -234,7 +234,7 @@ class SyncModel:
                         seen[inst.index] = None
 
             self.ctx.simulate(lambda p, i: p, None, observe, classes=[klass], relevant=self._relevant)
-            hit = self._executed[id(klass)] = (klass, seen)
+            hit = self._facts_at[id(klass)] = (klass, seen)
         return hit[1]
 
     def executes(self, klass: "WarpClass", inst: Instruction) -> bool:
