@@ -33,9 +33,12 @@ The lattice is flat (⊥ < any value < TOP), so the fixed point is reached in a 
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from tmemlint.analysis.cfg import CFG
 from tmemlint.ir import Address, Imm, Instruction, NotReg, ParenList, Reg, RegPair, Sym, Vec
+
+if TYPE_CHECKING:  # pragma: no cover - the CFG (and networkx) is built by whoever analyses a function body
+    from tmemlint.analysis.cfg import CFG
 
 TOP = ("top",)
 
