@@ -397,18 +397,28 @@ def accumulator_read_before_complete(ctx):
     regions = {w.index: (_mma_regions(ctx, w, accumulator_only=True) if w.family == "tcgen05.mma" else
                          [r for r in [_columns(ctx, w, 0, 8)] if r]) for w in writers}
     waits = [i for i in fn.instructions if is_mbarrier_wait(i)]
+    after: dict[int, set] = {}  # writer index -> the waits it can reach (computed once per writer)
+
+    def waits_after(w) -> set:
+        if w.index not in after:
+            after[w.index] = {x.index for x in waits if can_reach(ctx, w, x)}
+        return after[w.index]
+
     hits: dict = {}
     for ld in lds:
         mine = _columns(ctx, ld, 1, ld_st_columns(ld))
         slot = _slot(ctx, ld, 1)
         if slot is None:
             continue
+        before = None  # the waits that can reach this ld, computed once per ld when first needed
         for w in writers:
             if not any((_overlap(mine, r) if mine is not None else r[0] == slot) for r in regions[w.index]):
                 continue
             if not can_reach(ctx, w, ld):
                 continue
-            if any(can_reach(ctx, w, x) and can_reach(ctx, x, ld) for x in waits):
+            if before is None:
+                before = {x.index for x in waits if can_reach(ctx, x, ld)}
+            if waits_after(w) & before:
                 continue
             hits[ld.index] = w.index
             break
