@@ -170,7 +170,16 @@ class SyncModel:
         self._releases: dict[tuple, tuple] = {}
         self._transitive: dict[tuple, bool] = {}
         self._agreement: dict[tuple, bool] = {}
+        self._uniform_facts: dict[frozenset, frozenset] = {}
         self._ordered: dict[tuple, bool | None] = {}
+
+    def _uniform(self, facts: frozenset) -> frozenset:
+        """The CTA-uniform facts of a path in cross-warp form (``threads.cross_warp_facts``), memoised."""
+        hit = self._uniform_facts.get(facts)
+        if hit is None:
+            hit = self._uniform_facts[facts] = cross_warp_facts(
+                self.ctx.values, frozenset(f for f in facts if not is_lane_fact(f[0])))
+        return hit
 
     def _agree(self, *fact_sets: frozenset) -> bool:
         """``consistent_choice_facts`` memoised: the same few fact sets are compared again for every pair of
@@ -207,7 +216,7 @@ class SyncModel:
 
         def observe(_k, prop, inst, facts):
             i = inst.index
-            uniform = cross_warp_facts(self.ctx.values, frozenset(f for f in facts if not is_lane_fact(f[0])))
+            uniform = self._uniform(facts)
             w, a = waits.setdefault(i, {}), arrivals.setdefault(i, {})
             if uniform not in w and len(w) >= _MAX_FACT_SETS:
                 uniform = frozenset()
@@ -268,7 +277,7 @@ class SyncModel:
         merged: dict[int, dict[frozenset, frozenset]] = {}
         for _k, exits in self.ctx.simulate(transfer, frozenset(), classes=[klass], relevant=self._relevant):
             for ex in exits:
-                uniform = cross_warp_facts(self.ctx.values, frozenset(f for f in ex.facts if not is_lane_fact(f[0])))
+                uniform = self._uniform(ex.facts)
                 for a, ks in ex.prop:
                     per = merged.setdefault(a, {})
                     per[uniform] = per.get(uniform, frozenset()) | ks

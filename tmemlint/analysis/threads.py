@@ -316,6 +316,17 @@ def cross_warp_facts(va: ValueAnalysis, facts: frozenset) -> frozenset:
     Only cross-class combinations use this (``consistent_choice``): within one thread the opaque values keep their
     definitions, so a loop that reloads still sees a new value.  Assumes the kernel does not write the launch data
     it branches on while warps read it (a documented limit)."""
+    whole = va.__dict__.setdefault("_cross_warp_sets", {})
+    hit = whole.get(facts)
+    if hit is not None:
+        return hit
+    if len(whole) > 50_000:
+        whole.clear()
+    whole[facts] = hit = _cross_warp(va, facts)
+    return hit
+
+
+def _cross_warp(va: ValueAnalysis, facts: frozenset) -> frozenset:
     cache = va.__dict__.setdefault("_cross_warp", {})
     out = []
     changed = False
