@@ -588,6 +588,18 @@ class ValueAnalysis:
                 return
             evaluate(self.insts[idx])
 
+    def uses_of(self, d: int, name: str) -> list[int]:
+        """Indices of the instructions that read register ``name`` with the value definition ``d`` wrote
+        (def-use chains from the reaching definitions; the readers of each register are indexed once)."""
+        readers = self.__dict__.get("_readers")
+        if readers is None:
+            readers = {}
+            for inst in self.insts:
+                for r in used_regs(inst):
+                    readers.setdefault(r.name, []).append(inst.index)
+            self.__dict__["_readers"] = readers
+        return [u for u in readers.get(name, ()) if d in self._reaching(self.insts[u], name)]
+
     def _users(self) -> dict[str, list[int]]:
         """Register name → indices of the defining instructions that read it."""
         users: dict[str, list[int]] = {}

@@ -354,15 +354,12 @@ def _flows_to_tmem_operand(ctx, load) -> bool:
 
     va = ctx.values
     insts = ctx.function.instructions
-    users = _register_users(ctx)
     work = [(load.index, r.name) for r in defined_regs(load)]
     seen = set(work)
     while work:
         d, name = work.pop()
-        for u in users.get(name, ()):
+        for u in va.uses_of(d, name):
             inst = insts[u]
-            if d not in va._reaching(inst, name):
-                continue
             if inst.op in ("st", "call", "atom", "red") or (
                     inst.op == "tcgen05" and any(_names(inst.operands[k]) & {name}
                                                  for k in tmem_operand_indices(inst))):
@@ -372,20 +369,6 @@ def _flows_to_tmem_operand(ctx, load) -> bool:
                     seen.add((u, r.name))
                     work.append((u, r.name))
     return False
-
-
-def _register_users(ctx) -> dict[str, list[int]]:
-    """Register name → indices of the instructions that read it (cached on ``ctx``)."""
-    from tmemlint.analysis.values import used_regs
-
-    users = ctx.__dict__.get("_register_users")
-    if users is None:
-        users = {}
-        for inst in ctx.function.instructions:
-            for r in used_regs(inst):
-                users.setdefault(r.name, []).append(inst.index)
-        ctx.__dict__["_register_users"] = users
-    return users
 
 
 def _names(o) -> set[str]:

@@ -183,6 +183,7 @@ def _handover_matters(ctx, arrive, kind: str, cols) -> bool:
     waiters use other columns, then wait::st before the barrier that publishes the stored ones; an epilogue's
     arrive on a TMA-load barrier hands over no TMEM at all."""
     from tmemlint.analysis.control import can_reach
+    from tmemlint.analysis.idesc import ld_st_columns
 
     sync = ctx.sync
     site = sync.site(arrive)
@@ -216,7 +217,7 @@ def _handover_matters(ctx, arrive, kind: str, cols) -> bool:
                     continue
                 if u.family != "tcgen05.dealloc" and cols is not None:
                     regs = _mma_regions(ctx, u) if u.family == "tcgen05.mma" else _tmem_writes(ctx, u) or \
-                        [r for r in [_columns(ctx, u, 1, _ld_cols(u))] if r]
+                        [r for r in [_columns(ctx, u, 1, ld_st_columns(u))] if r]
                     if regs and not any(_overlap(cols, r) for r in regs):
                         continue
                 if not completed_before(u, k):
@@ -234,26 +235,8 @@ def _result_used_after(ctx, ld, point) -> bool:
     row on some tiles), whatever it still reads is discarded, so a hand-over there races with nothing."""
     from tmemlint.analysis.control import can_reach
 
-    va = ctx.values
     insts = ctx.function.instructions
-    users = ctx.__dict__.get("_users_by_reg")
-    if users is None:
-        users = {}
-        for i in insts:
-            for r in used_regs(i):
-                users.setdefault(r.name, []).append(i.index)
-        ctx.__dict__["_users_by_reg"] = users
-    for r in defined_regs(ld):
-        for u in users.get(r.name, ()):
-            if ld.index in va._reaching(insts[u], r.name) and can_reach(ctx, point, insts[u]):
-                return True
-    return False
-
-
-def _ld_cols(inst):
-    from tmemlint.analysis.idesc import ld_st_columns
-
-    return ld_st_columns(inst)
+    return any(can_reach(ctx, point, insts[u]) for r in defined_regs(ld) for u in ctx.values.uses_of(ld.index, r.name))
 
 
 def _pending_dataflow(ctx, kind: str):
