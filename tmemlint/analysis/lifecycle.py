@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from tmemlint.analysis.calls import BoundOracle, CalleeInfo, call_binding, lifecycle_calls, portable_facts
 from tmemlint.analysis.paths import Branches, BudgetExceeded, ExitState, PropertySimulation
 from tmemlint.analysis.values import TOP
-from tmemlint.analysis.threads import WarpClass, cross_warp_facts, is_lane_fact
+from tmemlint.analysis.threads import WarpClass, cross_warp_facts, is_lane_fact, undecidable_pair
 from tmemlint.ir import Instruction
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -418,32 +418,6 @@ def _relinquish(prop: frozenset, idx: int) -> frozenset:
 def _unknown_call(prop: frozenset) -> frozenset:
     """After a call that cannot be followed: it may free anything (never a cause of a leak report)."""
     return _dealloc(prop, None)
-
-
-def _data_dependent(key, tags=("regval", "mem")) -> bool:
-    """Whether a fact's key is built from values a warp computed itself from launch data or a loop: a load of
-    launch data (``("mem", …)``, see ``threads.cross_warp_facts``) or a flag a loop set (``("regval", …)``).  Another
-    warp's path cannot be tied to such a fact by construction.  With ``tags=_OPAQUE``, any value the analysis could
-    not name (also an opaque definition or a merge of several)."""
-    if isinstance(key, tuple):
-        if key and key[0] in tags:
-            return True
-        return any(_data_dependent(x, tags) for x in key if isinstance(x, tuple))
-    return False
-
-
-_OPAQUE = ("regval", "mem", "opq", "phi")
-
-
-def data_chosen(facts: frozenset, tags=("regval", "mem")) -> bool:
-    """Whether some CTA-uniform fact of a path is ``_data_dependent`` (with ``tags``)."""
-    return any(_data_dependent(k, tags) for k, _ in facts if not is_lane_fact(k))
-
-
-def undecidable_pair(f1: frozenset, f2: frozenset) -> bool:
-    """Whether two paths of different warp classes are chosen by data neither can tie to the other: one by launch
-    data or a loop flag, the other by any value the analysis could not name."""
-    return (data_chosen(f1) and data_chosen(f2, _OPAQUE)) or (data_chosen(f2) and data_chosen(f1, _OPAQUE))
 
 
 def consistent_choice_facts(fact_sets: list[frozenset]) -> bool:

@@ -30,8 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tmemlint.analysis.lifecycle import consistent_choice_facts, undecidable_pair
-from tmemlint.analysis.threads import cross_warp_facts, is_lane_fact
+from tmemlint.analysis.lifecycle import consistent_choice_facts
+from tmemlint.analysis.threads import cross_warp_facts, is_lane_fact, undecidable_pair
 from tmemlint.analysis.values import TOP
 from tmemlint.ir import Address, Instruction
 

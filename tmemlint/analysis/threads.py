@@ -357,6 +357,32 @@ def _canon(va: ValueAnalysis, v, depth: int):
     return v if new == v else new
 
 
+def _data_dependent(key, tags=("regval", "mem")) -> bool:
+    """Whether a fact's key is built from values a warp computed itself from launch data or a loop: a load of
+    launch data (``("mem", …)``, see ``threads.cross_warp_facts``) or a flag a loop set (``("regval", …)``).  Another
+    warp's path cannot be tied to such a fact by construction.  With ``tags=_OPAQUE``, any value the analysis could
+    not name (also an opaque definition or a merge of several)."""
+    if isinstance(key, tuple):
+        if key and key[0] in tags:
+            return True
+        return any(_data_dependent(x, tags) for x in key if isinstance(x, tuple))
+    return False
+
+
+_OPAQUE = ("regval", "mem", "opq", "phi")
+
+
+def data_chosen(facts: frozenset, tags=("regval", "mem")) -> bool:
+    """Whether some CTA-uniform fact of a path is ``_data_dependent`` (with ``tags``)."""
+    return any(_data_dependent(k, tags) for k, _ in facts if not is_lane_fact(k))
+
+
+def undecidable_pair(f1: frozenset, f2: frozenset) -> bool:
+    """Whether two paths of different warp classes are chosen by data neither can tie to the other: one by launch
+    data or a loop flag, the other by any value the analysis could not name."""
+    return (data_chosen(f1) and data_chosen(f2, _OPAQUE)) or (data_chosen(f2) and data_chosen(f1, _OPAQUE))
+
+
 _CLUSTER_SREGS = ("%cluster_nctaid.x", "%cluster_nctaid.y", "%cluster_nctaid.z", "%cluster_nctarank")
 _POW2 = (1, 2, 4, 8, 16)
 
