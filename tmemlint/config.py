@@ -19,6 +19,7 @@ Keys (unknown keys and unknown rule codes are errors that name the file and the 
     force-exclude = true                 # exclusions apply to files named on the command line too (pre-commit)
     respect-gitignore = false            # folder searches read what .gitignore / .ignore ignore too (default true)
     include-dirs = ["include"]           # folders for quoted #include in source mode (relative to this file)
+    defines = ["USE_TMEM", "STAGES=4"]   # -D NAME[=VALUE] for the #if of CUDA sources (or a table NAME = VALUE)
     [tool.tmemlint.severity]             # ([severity] in tmemlint.toml)
     TM301 = "error"                      # error | warning | info
     [tool.tmemlint.per-file-ignores]
@@ -46,7 +47,7 @@ from tmemlint.checks.registry import RULES, load_all, resolve_prefix
 from tmemlint.options import Options
 
 KEYS = ("select", "extend-select", "ignore", "severity", "per-file-ignores", "fail-on", "ctas-per-sm", "exclude",
-        "extend-exclude", "force-exclude", "respect-gitignore", "include-dirs")
+        "extend-exclude", "force-exclude", "respect-gitignore", "include-dirs", "defines")
 #: Folders and files skipped in folder searches unless ``exclude`` replaces this list (ruff's defaults, plus
 #: ``build``, where CMake and setuptools leave copies of generated code): version-control and tool folders,
 #: virtual environments and installed packages.
@@ -82,6 +83,8 @@ class Config:
     force_exclude: bool | None = None
     respect_gitignore: bool | None = None
     include_dirs: tuple[str, ...] = ()
+    #: ``-D`` definitions for CUDA sources: (name, value) pairs in file order (a bare name is ``"1"``).
+    defines: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(slots=True)
@@ -262,6 +265,8 @@ def parse_config(table: dict, source: Path, prefix: str = "") -> Config:
             raise ConfigError(f"{where('include-dirs')}: must be a list of folder names (got {v!r})")
         base = Path(source).parent if source is not None else Path(".")
         kw["include_dirs"] = tuple(os.path.normpath(os.path.join(base, x)) for x in v)
+    if "defines" in table:
+        kw["defines"] = parse_defines(table["defines"], where("defines"))
     if "exclude" in table:
         kw["exclude"] = _globs(table["exclude"], where("exclude"))
     if "extend-exclude" in table:
@@ -272,6 +277,37 @@ def parse_config(table: dict, source: Path, prefix: str = "") -> Config:
                 raise ConfigError(f"{where(key)}: must be true or false (got {table[key]!r})")
             kw[key.replace("-", "_")] = table[key]
     return Config(source, source.parent, **kw)
+
+
+_DEFINE_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def parse_defines(value: Any, where: str) -> tuple[tuple[str, str], ...]:
+    """``defines`` as (name, value) pairs: a list of ``"NAME"`` / ``"NAME=VALUE"`` strings (as ``-D`` takes them; a
+    bare name is ``"1"``) or a table ``NAME = VALUE`` (a string, an integer or a boolean: ``true`` is ``"1"``,
+    ``false`` ``"0"``).  Raises ConfigError naming ``where``."""
+    pairs: list[tuple[str, str]] = []
+    if isinstance(value, dict):
+        items = list(value.items())
+    elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+        items = []
+        for v in value:
+            name, eq, val = v.partition("=")
+            items.append((name.strip(), val if eq else "1"))
+    else:
+        raise ConfigError(f"{where}: must be a list of \"NAME[=VALUE]\" strings or a table NAME = VALUE "
+                          f"(got {value!r})")
+    for name, val in items:
+        if not _DEFINE_NAME.fullmatch(name):
+            raise ConfigError(f"{where}: {name!r} is not a macro name")
+        if isinstance(val, bool):
+            val = "1" if val else "0"
+        elif isinstance(val, int):
+            val = str(val)
+        elif not isinstance(val, str):
+            raise ConfigError(f"{where}: {name}: the value must be a string, an integer or a boolean (got {val!r})")
+        pairs.append((name, val))
+    return tuple(pairs)
 
 
 def load_config(path: str | os.PathLike) -> Config | None:
@@ -433,7 +469,8 @@ class Settings:
         fail_on = o.fail_on or (cfg.fail_on if cfg else None) or "error"
         ctas = o.ctas_per_sm if o.ctas_per_sm is not None else (cfg.ctas_per_sm if cfg else None)
         return Options(None if codes is None else set(codes), severity=dict(cfg.severity) if cfg else {},
-                       fail_on=fail_on, ctas_per_sm=ctas, include_dirs=cfg.include_dirs if cfg else ())
+                       fail_on=fail_on, ctas_per_sm=ctas, include_dirs=cfg.include_dirs if cfg else (),
+                       defines=dict(cfg.defines) if cfg else {})
 
 
 def split_selectors(values: Iterable[str] | None) -> list[str]:
