@@ -115,11 +115,16 @@ class AddressSets:
     Demand-driven: ``address(inst, operand)`` evaluates the definitions the operand depends on and iterates them to
     a fixed point; definitions whose set keeps growing are widened to unknown.  Never raises on odd input."""
 
-    def __init__(self, va: ValueAnalysis, n_threads: int = 1024, constant_slot: tuple | None = None):
+    def __init__(self, va: ValueAnalysis, n_threads: int = 1024, constant_slot: tuple | None = None,
+                 warps: tuple[int, ...] | None = None):
         """``constant_slot``: the allocation whose base is known to be column 0 (512 columns, or a trap-checked
         base: ``analysis.tmem.trap_checked_bases``), so integer TMEM operands are its offsets (DeepGEMM,
-        FlashMLA, FlashAttention-4 address TMEM by constants); None otherwise."""
+        FlashMLA, FlashAttention-4 address TMEM by constants); None otherwise.  ``warps``: only the threads of
+        these warps (``tid.x // 32``) are considered for thread-index values (the warps that execute the
+        instructions asked about: a column ``(warp & 3) * 256`` issued only by warps 0-1 is {0, 256}); None: all
+        ``n_threads``."""
         self.constant_slot = constant_slot
+        self.warps = tuple(warps) if warps is not None else None
         self.va = va
         self.insts = va.insts
         self.n_threads = max(1, n_threads)
@@ -141,6 +146,15 @@ class AddressSets:
         if type(v) is frozenset and v and self.constant_slot is not None:
             return TmemAddr(self.constant_slot, v)  # integer addresses: offsets from the known base 0
         return v if type(v) is TmemAddr else None
+
+    def register(self, inst: Instruction, name: str):
+        """The values register ``name`` may hold where ``inst`` reads it: a frozenset of integers, a ``TmemAddr``,
+        or None when unknown."""
+        return self._stable(lambda: self._use(inst, Reg(name)))
+
+    def definition(self, d: int, name: str):
+        """The values the definition of ``name`` at instruction ``d`` may give (as ``register``)."""
+        return self._stable(lambda: self._eval_def(d, name))
 
     def integers(self, inst: Instruction, k: int) -> frozenset | None:
         """The integer values operand ``k`` of ``inst`` may have, or None when unknown."""
@@ -236,7 +250,11 @@ class AddressSets:
         return False
 
     def _tid_set(self, expr):
-        vals = frozenset(v & _MASK for v in eval_tid(expr, range(0, self.n_threads)))
+        if self.warps is None:
+            vals = frozenset(v & _MASK for v in eval_tid(expr, range(0, self.n_threads)))
+        else:
+            vals = frozenset(v & _MASK for w in self.warps
+                             for v in eval_tid(expr, range(w * 32, min(w * 32 + 32, self.n_threads))))
         return vals if len(vals) <= MAX_SET else None
 
     def _eval_def(self, d: int, name: str, force: bool = False):
@@ -775,11 +793,34 @@ def _merge(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return [(a, b) for a, b in out]
 
 
-def build_regions(accesses: list[Access]) -> RegionMap:
+def _cut(intervals: list[tuple[int, int]], cuts: set[int]) -> list[tuple[int, int]]:
+    """``intervals`` split at every column of ``cuts`` that lies strictly inside one."""
+    out = []
+    for lo, hi in intervals:
+        pts = sorted(c for c in cuts if lo < c < hi)
+        for a, b in zip([lo] + pts, pts + [hi]):
+            out.append((a, b))
+    return out
+
+
+def _stage_cuts(accesses: list[Access], roles: tuple[str, ...]) -> dict:
+    """Per slot, the start columns of the accesses of ``roles`` whose address is a set of several columns (a
+    stage-indexed or loop-carried offset: ``base + stage * 4``): each such column starts a pipeline stage."""
+    cuts: dict = {}
+    for a in accesses:
+        if a.role in roles and a.addr is not None and len(a.addr.columns) > 1:
+            cuts.setdefault(a.addr.slot, set()).update(a.addr.columns)
+    return cuts
+
+
+def build_regions(accesses: list[Access], split_stages: bool = False) -> RegionMap:
     """Form regions from accesses (see module docstring).  Accumulators are keyed by their exact interval (two
     stages are two regions); A, scale and metadata operand reads merge when adjacent or overlapping; st/cp/shift
     writes that overlap an operand region join it, those inside an accumulator join that, and the rest merge into
-    ``data`` regions; ld reads join every region they overlap (an anchored ld: the region it starts in)."""
+    ``data`` regions; ld reads join every region they overlap (an anchored ld: the region it starts in).
+
+    ``split_stages``: operand and data regions are also cut where one access's column set starts a stage (an
+    operand at ``base + stage * 4`` over 4 stages is 4 regions of 4 columns, not one of 16): the plan's view."""
     placed = [a for a in accesses if a.intervals()]
     unplaced = [a for a in accesses if not a.intervals()]
     regions: list[Region] = []
@@ -805,8 +846,9 @@ def build_regions(accesses: list[Access]) -> RegionMap:
         for a in placed:
             if a.role == role:
                 per_slot.setdefault(a.addr.slot, []).extend(a.intervals())
+        cuts = _stage_cuts(placed, (role,)) if split_stages else {}
         for slot, ivs in per_slot.items():
-            for lo, hi in _merge(ivs):
+            for lo, hi in _cut(_merge(ivs), cuts.get(slot, set())):
                 add(slot, lo, hi, kind)
     operand_regions = [r for r in regions if r.kind != "accumulator"]
     acc_regions = [r for r in regions if r.kind == "accumulator"]
@@ -820,8 +862,9 @@ def build_regions(accesses: list[Access]) -> RegionMap:
                 if any(r.slot == a.addr.slot and r.lo <= lo and hi <= r.hi for r in acc_regions):
                     continue
                 data_ivs.setdefault(a.addr.slot, []).append((lo, hi))
+    data_cuts = _stage_cuts(placed, ("st", "cp", "shift")) if split_stages else {}
     for slot, ivs in data_ivs.items():
-        for lo, hi in _merge(ivs):
+        for lo, hi in _cut(_merge(ivs), data_cuts.get(slot, set())):
             add(slot, lo, hi, "data")
     # attach every access
     for a in placed:
@@ -831,7 +874,7 @@ def build_regions(accesses: list[Access]) -> RegionMap:
                 targets = [by_key[(slot, lo, hi, "accumulator")]]
             elif a.role in _ROLE_KIND:
                 kind = _ROLE_KIND[a.role]
-                targets = [r for r in regions if r.slot == slot and r.kind == kind and r.lo <= lo and hi <= r.hi]
+                targets = [r for r in regions if r.slot == slot and r.kind == kind and r.overlaps(lo, hi)]
             elif a.role in ("st", "cp", "shift"):
                 targets = [r for r in operand_regions if r.slot == slot and r.overlaps(lo, hi)]
                 if not targets:
