@@ -47,7 +47,11 @@ class Client:
                     break
                 k, _, v = line.decode("ascii").partition(":")
                 headers[k.strip().lower()] = v.strip()
-            self.inbox.put(json.loads(out.read(int(headers["content-length"]))))
+            self.received(json.loads(out.read(int(headers["content-length"]))))
+
+    def received(self, msg: dict) -> None:
+        """A message from the server (on the reader thread): queued for ``wait_for``."""
+        self.inbox.put(msg)
 
     def send(self, method: str, params=None, request: bool = False):
         msg = {"jsonrpc": "2.0", "method": method}
@@ -141,7 +145,7 @@ def test_diagnostics_on_open_change_save_close(client, tmp_path):
         "range": rng(10, 22, 10, 48),
         "message": "unused suppression: TM102 (invalid-ncols) reported nothing on this line (unused-suppression)",
         "severity": 2, "code": "TM902", "codeDescription": {"href": HREF + "TM902-unused-suppression.md"},
-        "source": "tmemlint"}]
+        "source": "tmemlint", "tags": [1]}]  # DiagnosticTag.Unnecessary
 
     client.send("textDocument/didSave", {"textDocument": {"uri": uri}})
     assert len(client.diagnostics(uri)["diagnostics"]) == 1

@@ -25,6 +25,8 @@ KINDS = ("disable", "disable-next-line", "disable-file")
 _DIRECTIVE = re.compile(
     r"(?://|/\*)\s*tmemlint\s*:\s*(?P<kind>[A-Za-z][A-Za-z-]*)"
     r"(?:\s*=\s*(?P<codes>[A-Za-z0-9_-]+(?:\s*,\s*[A-Za-z0-9_-]+)*))?")
+#: The directive's pattern: groups ``kind`` and ``codes`` (the comma list as written), from ``//`` or ``/*``.
+DIRECTIVE_RE = _DIRECTIVE
 
 
 @dataclass(slots=True)
