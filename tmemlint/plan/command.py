@@ -1,18 +1,27 @@
 """The ``tmemlint plan FILE`` subcommand (registered on the CLI app by ``tmemlint.cli``).
 
+``plan`` reads the same configuration and options as ``check`` (``pyproject.toml``/``tmemlint.toml``, ``--config``,
+``--isolated``, ``--ctas-per-sm``, ``-D``, ``-I``, ``-p``) and runs the same rules, whose findings the plan shows.
+CUDA sources (``.cu``/``.cuh``) are planned in source mode (the asm statements lowered without a compiler; lines
+are source lines) or, with ``--compile``, from the PTX nvcc makes (PTX lines; the ``.loc`` source lines in text).
+
 Exit codes: 0 the plan was printed; 2 the file cannot be read or parsed (the TM900 message, as ``check`` prints
-it), ``--kernel`` names no TMEM kernel, or the svg/html format lacks its optional dependency.
+it), a configuration error, ``--kernel`` names no TMEM kernel, or the svg/html format lacks its optional
+dependency.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
+
+_SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp")
 
 
 class PlanFormat(str, Enum):
@@ -22,6 +31,7 @@ class PlanFormat(str, Enum):
     json = "json"
     svg = "svg"
     html = "html"
+    cuda = "cuda"
 
 
 def _fail(message: str) -> None:
@@ -29,43 +39,133 @@ def _fail(message: str) -> None:
     raise typer.Exit(2)
 
 
+def _options(file: str, config: str | None, isolated: bool, ctas_per_sm: int | None, define, include_dir,
+             build_path: str | None, compile_: bool, nvcc_arg):
+    """The ``Options`` ``check`` would use for ``file`` with these command-line settings (``cli._source_options``
+    does the same for check)."""
+    from tmemlint.compdb import flags_for
+    from tmemlint.config import Overrides, Settings
+
+    settings = Settings(config, isolated, Overrides(ctas_per_sm=ctas_per_sm))
+    opts = settings.options_for(os.path.abspath(file) if file != "-" else os.path.join(os.getcwd(), "-"))
+    db = flags_for(build_path, file) if build_path else None
+    for d in (db.defines if db else []) + list(define or ()):
+        name, eq, value = d.partition("=")
+        if name.strip():
+            opts.defines[name.strip()] = value if eq else "1"
+    opts.compile = compile_
+    opts.nvcc_args = (tuple(db.nvcc_args) if db else ()) + tuple(nvcc_arg or ())
+    opts.include_dirs = tuple(include_dir or ()) + (tuple(db.include_dirs) if db else ()) + opts.include_dirs
+    return opts
+
+
+def _module(file: str, text: str, opts):
+    """The IR module to plan: PTX, a CUDA source in source mode, or nvcc's PTX of it (``--compile``)."""
+    from tmemlint.frontend.parser import PTXSyntaxError, parse_text
+
+    if Path(file).suffix in _SOURCE_SUFFIXES:
+        if opts.compile:
+            from tmemlint.compile import compile_to_ptx
+            from tmemlint.findings import CheckError
+
+            includes = tuple(f"-I{os.path.abspath(d)}" for d in opts.include_dirs)
+            try:
+                ptx = compile_to_ptx(text, file, tuple(opts.nvcc_args) + includes, opts.defines)
+            except CheckError as e:
+                _fail(f"{file}: {e}")
+            try:
+                return parse_text(ptx, f"{file} (nvcc PTX)")
+            except PTXSyntaxError as e:
+                _fail(f"{file}: the PTX nvcc made is not readable at its line {e.line}: {e.message}")
+        from tmemlint.frontend.cuda import parse_cuda
+
+        unit = parse_cuda(text, file, opts.defines, opts.include_dirs)
+        for d in getattr(unit, "diagnostics", []) or []:
+            if getattr(d, "code", None) == "TM900":
+                _fail(f"{file}:{d.line}: TM900 [error] {d.message} (syntax-error)")
+        return unit.module
+    try:
+        module = parse_text(text, file)
+    except PTXSyntaxError as e:
+        _fail(f"{file}:{e.line}:{e.column}: TM900 [error] {e.message} (syntax-error)")
+    if module.version is None:
+        _fail(f"{file}:1:1: TM900 [error] not a PTX module: no .version directive (syntax-error)")
+    return module
+
+
 def plan_command(
-    file: str = typer.Argument(..., help="A PTX file."),
-    kernel: Optional[str] = typer.Option(None, "--kernel", help="Only this kernel (function name)."),
-    output_format: PlanFormat = typer.Option(PlanFormat.text, "--format", help="Output format."),
+    file: Optional[str] = typer.Argument(None, help="A PTX file or a CUDA source (.cu, .cuh)."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", help="Only this kernel: its PTX name, its demangled "
+                                                                "name, or a part of either."),
+    output_format: PlanFormat = typer.Option(PlanFormat.text, "--format", help="Output format (cuda: with "
+                                                                               "--design, a header)."),
     ctas_per_sm: Optional[int] = typer.Option(None, "--ctas-per-sm", min=1,
-                                              help="CTAs resident per SM when the kernel has no .minnctapersm."),
+                                              help="CTAs resident per SM (as check: over .minnctapersm)."),
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout."),
+    config: Optional[str] = typer.Option(None, "--config", help="Use this configuration file."),
+    isolated: bool = typer.Option(False, "--isolated", help="Ignore all configuration files."),
+    define: Optional[List[str]] = typer.Option(None, "--define", "-D", help="NAME[=VALUE] for the #if of CUDA "
+                                                                             "sources."),
+    include_dir: Optional[List[str]] = typer.Option(None, "--include-dir", "-I", help="Folder for quoted #include."),
+    build_path: Optional[str] = typer.Option(None, "--build-path", "-p", help="Folder with compile_commands.json."),
+    compile_: bool = typer.Option(False, "--compile", help="Plan CUDA sources from nvcc's PTX."),
+    nvcc_arg: Optional[List[str]] = typer.Option(None, "--nvcc-arg", help="Extra nvcc argument for --compile."),
+    design: Optional[str] = typer.Option(None, "--design", help="A design (TOML) of the TMEM objects: plan it; "
+                                                                "with FILE, compare the kernel with it."),
 ):
     """Print the TMEM plan of a kernel: regions, column budget, peak, reuse edges, readback, timeline."""
-    from tmemlint.frontend.parser import PTXSyntaxError, decode, parse_text
+    from tmemlint.config import ConfigError
+    from tmemlint.frontend.parser import decode
     from tmemlint.plan.model import PlanError, build_plan
     from tmemlint.plan.render_text import render_text
 
+    if file is None and design is None:
+        _fail("plan needs a FILE (PTX or CUDA source) or --design DESIGN.toml")
+    dplan = None
+    if design is not None:
+        from tmemlint.plan.design import DesignError, load_design, plan_design, render_cuda, render_design
+
+        try:
+            dplan = plan_design(load_design(design), ctas_per_sm)
+        except DesignError as e:
+            _fail(f"{design}: {e}")
+        if file is None:
+            if output_format is PlanFormat.json:
+                _emit(json.dumps(dplan, indent=1) + "\n", output)
+            elif output_format is PlanFormat.cuda:
+                _emit(render_cuda(dplan), output)
+            else:
+                _emit(render_design(dplan), output)
+            raise typer.Exit(0)
     try:
-        if Path(file).suffix in (".cu", ".cuh", ".h", ".hpp"):
-            _fail(f"{file}: plan reads PTX; compile the CUDA source first (nvcc -arch=sm_100a -ptx -lineinfo)")
         data = Path(file).read_bytes()
     except IsADirectoryError:
         _fail(f"{file}: is a directory")
     except OSError as e:
         _fail(f"{file}: cannot read: {e.strerror or e}")
     try:
-        text = decode(data)
-        module = parse_text(text, file)
-    except PTXSyntaxError as e:
-        _fail(f"{file}:{e.line}:{e.column}: TM900 [error] {e.message} (syntax-error)")
-    if module.version is None:
-        _fail(f"{file}:1:1: TM900 [error] not a PTX module: no .version directive (syntax-error)")
+        opts = _options(file, config, isolated, ctas_per_sm, define, include_dir, build_path, compile_, nvcc_arg)
+    except ConfigError as e:
+        _fail(str(e))
     try:
-        plan = build_plan(module, file, kernel, ctas_per_sm)
+        text = decode(data)
+    except Exception as e:  # noqa: BLE001 - decode raises PTXSyntaxError for binary input
+        _fail(f"{file}:1:1: TM900 [error] {getattr(e, 'message', e)} (syntax-error)")
+    module = _module(file, text, opts)
+    try:
+        plan = build_plan(module, file, kernel, opts.ctas_per_sm, options=opts)
     except PlanError as e:
         _fail(str(e))
     except RecursionError:
         _fail(f"{file}: too deeply nested to plan")
+    if dplan is not None:
+        from tmemlint.plan.design import compare
+
+        plan["design"] = dplan
+        plan["design_comparison"] = compare(dplan, plan)
     if output_format is PlanFormat.json:
         out = json.dumps(plan, indent=1) + "\n"
-    elif output_format is PlanFormat.text:
+    elif output_format in (PlanFormat.text, PlanFormat.cuda):
         out = render_text(plan)
     else:
         from tmemlint.plan.render_svg import MissingDependency, render_html, render_svg
@@ -79,6 +179,11 @@ def plan_command(
                 out = render_html(plan, render_text(plan))
         except MissingDependency as e:
             _fail(str(e))
+    _emit(out, output)
+    raise typer.Exit(0)
+
+
+def _emit(out: str, output: str | None) -> None:
     if output:
         try:
             Path(output).write_text(out, encoding="utf-8")
@@ -86,4 +191,3 @@ def plan_command(
             _fail(f"{output}: cannot write: {e.strerror or e}")
     else:
         sys.stdout.write(out)
-    raise typer.Exit(0)

@@ -17,9 +17,10 @@ from tmemlint.analysis.regions import Access, AddressSets, Region, build_regions
 from tmemlint.analysis.tmem import TMEM_COLUMNS
 from tmemlint.checks.context import FunctionContext
 from tmemlint.ir import Instruction, Module
+from tmemlint.names import demangle
 
 #: Version of the JSON model (docs/plan-schema.md).  Minor: fields added; major: fields changed or removed.
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "2.0"
 
 #: Reuse-edge guard classes, from the riskiest down, with their risk rank (higher is riskier).
 GUARDS = {
@@ -28,13 +29,32 @@ GUARDS = {
     "mbarrier": 3,
     "same-thread-wait": 1,
     "mbarrier+tcgen05": 1,
+    "barrier+tcgen05": 1,
     "pipelined": 0,
 }
 
 _NAME_PREFIX = {"accumulator": "acc", "A": "A", "scale-A": "SFA", "scale-B": "SFB", "metadata": "meta",
                 "data": "data"}
-#: §3 pipelined pairs (reader op, writer op) that need no synchronization in one thread.
-_PIPELINED = {("mma", "mma"), ("cp", "mma"), ("shift", "mma"), ("mma", "shift"), ("shift", "cp")}
+#: §3 pipelined pairs (reader op, writer op) that need no synchronization in one thread.  mma→mma is pipelined
+#: only on the same accumulator, which an edge (an operand read, then a write of its columns) never is.
+_PIPELINED = {("cp", "mma"), ("shift", "mma"), ("mma", "shift"), ("shift", "cp")}
+#: Roles whose instruction every thread of a warp executes (.sync.aligned); the others are issued by one thread.
+_WARP_WIDE = {"ld", "st"}
+
+
+#: The roles whose addresses define a region of each kind (its stages come from their column sets).
+_KIND_ROLES = {"accumulator": ("d",), "A": ("a",), "scale-A": ("scale-a",), "scale-B": ("scale-b",),
+               "metadata": ("sp",), "data": ("st", "cp", "shift")}
+#: Rules whose findings concern where a region lies (attached to the regions whose accesses they name).
+_REGION_CODES = {"TM203", "TM204", "TM401", "TM402", "TM403"}
+#: Rules whose findings concern the order of a read and a later write of the same cells (attached to reuse edges).
+_EDGE_CODES = {"TM302", "TM303", "TM304", "TM306", "TM307", "TM308"}
+
+
+def _finding_ref(f) -> dict:
+    """A checker finding as the plan shows it: ``{code, severity, line, message}`` (PTX lines, or source lines in
+    source mode)."""
+    return {"code": f.code, "severity": f.severity.value, "line": f.line, "message": f.message}
 
 
 class PlanError(Exception):
@@ -90,18 +110,21 @@ def _warp_text(warps: list[int]) -> str:
 class _Kernel:
     """Builds the plan of one function (private: the public surface is ``build_plan``)."""
 
-    def __init__(self, ctx: FunctionContext, ctas_per_sm: int | None):
+    def __init__(self, ctx: FunctionContext, ctas_per_sm: int | None, findings: list | None = None):
         self.ctx = ctx
+        self.findings = findings or []
         self.fn = ctx.function
         self.insts = self.fn.instructions
         self.flow = Flow(ctx.cfg)
         self.va = ctx.values
         self.threads = ctx.threads
-        self.sets = AddressSets(self.va, self.threads.n_threads)
-        self.accesses = collect_accesses(self.insts, self.va, self.sets)
-        self.rmap = build_regions(self.accesses)
+        self.sets = ctx.address_sets
         self.exec_by, self.exec_complete = executing_classes(ctx.cfg, self.va, self.threads)
+        self.accesses = collect_accesses(self.insts, self.va, self.sets)
+        self._refine_by_warps()
+        self.rmap = build_regions(self.accesses, split_stages=True)
         self.ctas_config = ctas_per_sm
+        self._lanes: dict[int, tuple[int, int]] = {}
         self.names: dict[int, str] = {}
         counters: dict[str, int] = {}
         for r in self.rmap.regions:
@@ -109,6 +132,41 @@ class _Kernel:
             n = counters.get(p, 0)
             counters[p] = n + 1
             self.names[id(r)] = f"{p}{n}"
+
+    def _refine_by_warps(self) -> None:
+        """Re-evaluate the address of every access whose instruction only some warps execute with the thread
+        indices of those warps (``AddressSets(warps=...)``): ThunderKittens' ``(warp & 3) * 256`` issued by warps
+        0-1 only is the column set {0, 256}, not {0, 256, 512, 768}."""
+        all_classes = frozenset(range(len(self.threads.classes)))
+        groups: dict[tuple, list[Access]] = {}
+        for a in self.accesses:
+            cls = self.exec_by.get(a.inst.index)
+            if not cls or cls == all_classes or not self.exec_complete:
+                continue
+            groups.setdefault(tuple(warps_of(cls, self.threads)), []).append(a)
+        base = self.sets
+        self._resolve_loops()
+        for ws, accs in groups.items():
+            sets = AddressSets(self.va, self.threads.n_threads, base.constant_slot, warps=ws)
+            for a in accs:
+                got = sets.address(a.inst, a.op_index)
+                if got is not None and a.addr is not None and got.slot == a.addr.slot \
+                        and got.offsets <= a.addr.offsets and got.offsets:
+                    a.addr = got
+
+    def _resolve_loops(self) -> None:
+        """Accesses anchored by a loop-varying offset (``taddr + 32·chunk``) get every iteration's columns when
+        the loop is counted (``tmemlint.plan.loops``)."""
+        from tmemlint.plan.loops import LoopColumns
+
+        lc = None
+        for a in self.accesses:
+            if a.addr is None or a.addr.exact:
+                continue
+            lc = lc or LoopColumns(self.insts, self.va, self.sets, self.flow)
+            got = lc.address(a.inst, a.op_index)
+            if got is not None and got.exact and got.slot == a.addr.slot:
+                a.addr = got
 
     # ---- helpers ---------------------------------------------------------------------------------------
     def line(self, i: int) -> int:
@@ -141,16 +199,18 @@ class _Kernel:
             })
         deallocs = [{"allocation": self.slot_index.get(sites.freed_slot.get(d.index)), "line": d.span.line,
                      "columns": sites.ncols.get(d.index)} for d in sites.deallocs]
+        # the number TM106 uses (checks.lifecycle.ctas_per_sm): the configuration first, then .minnctapersm
         mn = self.fn.directives.get("minnctapersm")
-        if mn:
-            ctas = {"value": int(mn[0]), "source": "minnctapersm"}
-        elif self.ctas_config is not None:
+        if self.ctas_config:
             ctas = {"value": int(self.ctas_config), "source": "config"}
+        elif mn and int(mn[0]) >= 1:
+            ctas = {"value": int(mn[0]), "source": "minnctapersm"}
         else:
             ctas = {"value": 1, "source": "default"}
         tpc = self.fn.threads_per_cta()
         return {
             "kernel": self.fn.name,
+            "demangled": demangle(self.fn.name),
             "is_entry": self.fn.is_entry,
             "line": self.fn.span.line,
             "target": ",".join(self.ctx.module.target) or None,
@@ -163,20 +223,130 @@ class _Kernel:
         }
 
     # ---- regions ---------------------------------------------------------------------------------------
+    def access_lanes(self, a: Access) -> set[int]:
+        """TMEM lanes one access covers.  ld/st: the lane quarter of each issuing warp (PTX ISA §9.7.16.2.1: warp
+        w reaches lanes 32·(w % 4) … +31; a 16-lane shape starts at the address's lane within the quarter); mma D:
+        from the address's lane and the datapath of M and cta_group (``accumulator_footprint``); MMA operands and
+        cp: their shapes' lanes from the address's lane."""
+        width = a.lanes or (32 if a.role in ("ld", "st") else 128)
+        starts = a.addr.lanes if a.addr is not None and a.addr.offsets else [0]
+        out: set[int] = set()
+        if a.role in ("ld", "st"):
+            ws = self.warps(a.inst.index)
+            if ws:
+                for w in ws:
+                    for l0 in starts:
+                        q = 32 * (w % 4) + (l0 % 32 if width < 32 else 0)
+                        out.update(range(q, min(q + width, 32 * (w % 4) + 32)))
+                return out
+        for l0 in starts:
+            out.update(range(l0, min(l0 + width, 128)))
+        return out
+
+    def region_lanes(self, r: Region) -> tuple[int, int]:
+        lanes: set[int] = set()
+        for a in r.writers + r.readers:
+            lanes |= self.access_lanes(a)
+        return (min(lanes), max(lanes) + 1) if lanes else (r.lane_lo, r.lane_hi)
+
+    def stage_of(self, r: Region) -> dict | None:
+        """When ``r`` is one of the columns of a stage-indexed address (one access whose column set has several
+        starts): ``{index, of, starts}``, else None."""
+        best = None
+        roles = _KIND_ROLES[r.kind]
+        for a in r.writers + r.readers:
+            if a.role not in roles or a.addr is None or len(a.addr.columns) < 2 or r.lo not in a.addr.columns:
+                continue
+            cols = a.addr.columns
+            if best is None or len(cols) > len(best):
+                best = cols
+        if best is None:
+            return None
+        return {"index": best.index(r.lo), "of": len(best), "starts": best}
+
+    def formulas(self, r: Region, stage: dict | None, lanes: tuple[int, int]) -> tuple[str, str]:
+        """TLane and TCol of a region, in words (PTX ISA §9.7.16.2.1, the datapath layouts of §9.7.16.10.5)."""
+        d = next((a for a in r.writers if a.role == "d" and a.idesc is not None), None)
+        if r.kind == "accumulator" and d is not None:
+            m, n = d.idesc.m, d.idesc.n
+            cg = 2 if d.inst.has("cta_group::2") else 1
+            if cg == 2 and m == 256:
+                tl = "lane = row mod 128 of the M=256 tile (rows [0, 128) in CTA rank 0, [128, 256) in rank 1)"
+            elif cg == 2 and m == 128:
+                tl = "lane = 2x2 datapath of the M=128 tile (layout B: 64 rows per CTA over 128 lanes)"
+            elif m == 64:
+                tl = "lane = half datapath of the M=64 tile (layout F)"
+            else:
+                tl = f"lane = row of the M={m} tile"
+            col = f"column = base + {r.lo} + n, n in [0, {r.width})"
+        elif r.kind in ("scale-A", "scale-B"):
+            tl = "lane = row of the scale matrix (duplicated to every 32-lane partition)"
+            col = f"column = base + {r.lo} + k, k in [0, {r.width})"
+        elif r.kind == "A":
+            tl = "lane = row of A"
+            col = f"column = base + {r.lo} + 8·kslice + k"
+        else:
+            tl = "lane = 32·(warp % 4) + lane id" if lanes[1] - lanes[0] > 0 else "lane unknown"
+            col = f"column = base + {r.lo} + j, j in [0, {r.width})"
+        if stage is not None:
+            st = stage["starts"]
+            steps = {b - a for a, b in zip(st, st[1:])}
+            if len(steps) == 1:
+                col = col.replace(f"base + {r.lo}", f"base + {st[0]} + {steps.pop()}·stage (stage {stage['index']} of "
+                                                  f"{stage['of']})")
+            else:
+                col = col.replace(f"base + {r.lo}", f"base + {{{', '.join(map(str, st))}}}[stage] (stage "
+                                                  f"{stage['index']} of {stage['of']})")
+        if r.kind in ("accumulator", "data") and any(a.role in ("ld", "st") for a in r.readers + r.writers):
+            tl += "; read/written by warps: lane = 32·(warp % 4) + lane id"
+        return tl, col
+
+    def fragment(self, r: Region) -> str | None:
+        """The part of the tile this CTA holds under ``cta_group::2`` (PTX ISA §9.7.16.10.5), else None."""
+        d = next((a for a in r.writers if a.role == "d" and a.idesc is not None and a.inst.has("cta_group::2")), None)
+        if d is None:
+            return None
+        m, n = d.idesc.m, d.idesc.n
+        if m == 256:
+            return (f"per CTA: 128 rows x {n} columns of the 256 x {n} tile (rank 0 rows [0, 128), rank 1 rows "
+                    f"[128, 256)); the pair holds 2 x {r.width} columns")
+        if m == 128:
+            return (f"per CTA: 64 rows of the 128 x {n} tile over 128 lanes x {r.width} columns (layout B); the pair "
+                    f"holds the whole tile")
+        return f"per CTA: M={m}, N={n} over the pair"
+
+    def region_findings(self, r: Region) -> list[dict]:
+        lines = {a.inst.span.line for a in r.writers + r.readers}
+        return [_finding_ref(f) for f in self.findings if f.code in _REGION_CODES and f.line in lines]
+
     def region_rows(self) -> list[dict]:
         rows = []
         for r in self.rmap.regions:
+            self._lanes[id(r)] = self.region_lanes(r)
+        for r in self.rmap.regions:
             packing = sorted({a.packing for a in r.writers + r.readers
                               if a.role not in ("ld",) or r.kind == "data"})
+            lanes = self._lanes[id(r)]
+            stage = self.stage_of(r)
+            tl, tc = self.formulas(r, stage, lanes)
+            overlaps = [self.names[id(o)] for o in self.rmap.regions if o is not r and o.slot == r.slot
+                        and o.overlaps(r.lo, r.hi) and self._lanes[id(o)][0] < lanes[1]
+                        and lanes[0] < self._lanes[id(o)][1]]
             rows.append({
                 "name": self.names[id(r)],
                 "kind": r.kind,
                 "allocation": self.slot_index.get(r.slot),
-                "lanes": [r.lane_lo, r.lane_hi],
+                "lanes": [lanes[0], lanes[1]],
                 "columns": [r.lo, r.hi],
                 "width": r.width,
+                "stage": stage,
+                "tlane": tl,
+                "tcol": tc,
+                "fragment": self.fragment(r),
                 "packing": "; ".join(packing),
                 "anchored": r.anchored,
+                "overlaps": overlaps,
+                "findings": self.region_findings(r),
                 "writers": sorted((self.ref(a) for a in r.writers), key=lambda x: (x["line"], x["role"])),
                 "readers": sorted((self.ref(a) for a in r.readers), key=lambda x: (x["line"], x["role"])),
             })
@@ -233,7 +403,9 @@ class _Kernel:
             "fits": per_sm <= TMEM_COLUMNS if per_sm is not None else None,
             "waste_columns": waste,
             "waste_percent": round(100.0 * waste / alloc_total, 1) if alloc_total else None,
-            "complete": not self.rmap.unplaced,
+            "complete": not self.rmap.unplaced and not any(r.anchored for r in self.rmap.regions),
+            "anchored_accesses": sum(1 for a in self.accesses if a.addr is not None and not a.addr.exact),
+            "unplaced_accesses": len(self.rmap.unplaced),
         }
 
     # ---- liveness and peak -----------------------------------------------------------------------------
@@ -370,18 +542,31 @@ class _Kernel:
         return keep
 
     def _edge(self, r: Region, rd: Access, wa: Access, same: bool, nxt: bool, guard: str, present: list[str],
-              missing: list[str]) -> dict:
+              missing: list[str], ordered: bool | None = None) -> dict:
+        rw, ww = self.warps(rd.inst.index), self.warps(wa.inst.index)
+        if same and rw == ww and (rd.role in _WARP_WIDE) == (wa.role in _WARP_WIDE):
+            relation = "same thread"
+        elif same and set(ww) <= set(rw):
+            relation = "same warp, other lanes" if len(rw) == 1 else "same warps, other threads"
+        else:
+            relation = "other warps"
+        rl, wl = rd.inst.span.line, wa.inst.span.line
+        found = [_finding_ref(f) for f in self.findings if f.code in _EDGE_CODES and f.line in (rl, wl)
+                 and (not f.related or {x.line for x in f.related} & {rl, wl} or f.line == wl)]
         return {
             "region": self.names[id(r)],
             "columns": [r.lo, r.hi],
-            "reader": {**self.ref(rd), "warps": _warp_text(self.warps(rd.inst.index))},
-            "writer": {**self.ref(wa), "warps": _warp_text(self.warps(wa.inst.index))},
-            "same_thread": same,
+            "reader": {**self.ref(rd), "warps": _warp_text(rw)},
+            "writer": {**self.ref(wa), "warps": _warp_text(ww)},
+            "same_thread": relation == "same thread",
+            "relation": relation,
             "next_iteration": nxt,
             "guard": guard,
             "risk": GUARDS[guard],
+            "ordered": ordered,
             "present": present,
             "missing": missing,
+            "findings": found,
             "_ri": rd.inst.index,
             "_wi": wa.inst.index,
         }
@@ -404,8 +589,8 @@ class _Kernel:
         else:
             commits = f.reach(ri, lambda j: _is(self.insts[j], "tcgen05.commit"))
             commit = f.must_pass(ri, wi, lambda j: _is(self.insts[j], "tcgen05.commit"))
-            bars = {self._mbarrier(self.insts[c]) for c in commits}
-            wait = f.must_pass(ri, wi, lambda j: _is_mbar_wait(self.insts[j]) and self._waits_on(j, bars))
+            keys = [k for k in (self._barrier_key(c) for c in commits) if k is not None]
+            wait = f.must_pass(ri, wi, lambda j: _is_mbar_wait(self.insts[j]) and self._waits_on(j, keys))
             if commit:
                 present.append("tcgen05.commit")
             if wait:
@@ -438,10 +623,17 @@ class _Kernel:
                 return v if v is not TOP and is_stable(v) else None
         return None
 
-    def _waits_on(self, j: int, bars: set) -> bool:
-        """Whether the mbarrier wait at ``j`` may wait on one of ``bars`` (an unknown address may be any)."""
-        v = self._mbarrier(self.insts[j])
-        return v is None or None in bars or v in bars
+    def _barrier_key(self, j: int):
+        """The barrier instance an instruction arrives on or waits for (``analysis.order``), or None."""
+        site = self.ctx.sync.site(self.insts[j])
+        return site.key if site is not None else None
+
+    def _waits_on(self, j: int, keys: list) -> bool:
+        """Whether the mbarrier wait at ``j`` may wait on one of the barrier instances ``keys`` (the commits' mbarriers;
+        a wait on ``full_bar`` is not the wait on a commit to ``empty_bar``; an address not known exactly may be
+        any: ``BarrierKey.may_alias``)."""
+        k = self._barrier_key(j)
+        return k is None or any(k.may_alias(x) for x in keys)
 
     def _cross_thread_edge(self, r: Region, rd: Access, wa: Access) -> dict:
         ri, wi = rd.inst.index, wa.inst.index
@@ -492,13 +684,37 @@ class _Kernel:
             guard = "mbarrier+tcgen05" if (waited and fb and fa) else "mbarrier"
         elif (bar_out or mbar_out) and (bar_in or mbar_in):
             present.append("thread barrier")
-            missing.append("an mbarrier hand-over with tcgen05 fences (a barrier alone orders threads, not the "
-                           "asynchronous tcgen05 operations)")
-            guard = "thread-barrier"
+            if waited and fb and fa:
+                present += ["tcgen05.fence::before_thread_sync", "tcgen05.fence::after_thread_sync"]
+                guard = "barrier+tcgen05"
+            else:
+                missing.append("tcgen05 fences around the barrier (a barrier alone orders threads, not the "
+                               "asynchronous tcgen05 operations)")
+                guard = "thread-barrier"
         else:
             missing.append("any synchronization between the reading and the writing warps")
             guard = "none"
-        return self._edge(r, rd, wa, False, self.flow.loop_of(wi) is not None, guard, present, missing)
+        return self._edge(r, rd, wa, False, self.flow.loop_of(wi) is not None, guard, present, missing,
+                          self._happens_before(rd.inst, wa.inst))
+
+    def _happens_before(self, a: Instruction, b: Instruction) -> bool | None:
+        """``analysis.order``'s verdict that every warp class executing ``b`` does so after every class executing
+        ``a`` finished it (True), that some pair is not ordered (False), or undecided (None)."""
+        classes = self.threads.classes
+        verdict: bool | None = True
+        try:
+            for ka in sorted(self.exec_by.get(a.index, ())):
+                for kb in sorted(self.exec_by.get(b.index, ())):
+                    if ka == kb:
+                        continue
+                    v = self.ctx.sync.must_happen_before(a, classes[ka], b, classes[kb])
+                    if v is False:
+                        return False
+                    if v is None:
+                        verdict = None
+        except RecursionError:
+            return None
+        return verdict
 
     # ---- readback --------------------------------------------------------------------------------------
     def readback(self) -> dict:
@@ -515,8 +731,13 @@ class _Kernel:
             key = f"{s[0]}.x{s[1]}" if s else i.opcode
             if i.has("pack::16b"):
                 key += ".pack::16b"
+            cols = a.columns if a else None
+            lanes = a.lanes if a else None
+            frag = (f"each warp reads {lanes} lanes of its quarter (lane = 32·(warp % 4) + lane id) x {cols} columns: "
+                    f"{regs} registers per thread" if regs and cols and lanes else None)
             row = by_shape.setdefault(key, {"shape": key, "count": 0, "registers_per_thread": regs,
-                                            "bytes_per_warp": regs * 128 if regs else None, "lines": []})
+                                            "bytes_per_warp": regs * 128 if regs else None, "lanes": lanes,
+                                            "columns": cols, "fragment": frag, "lines": []})
             row["count"] += 1
             row["lines"].append(i.span.line)
             if regs:
@@ -636,10 +857,17 @@ class _Kernel:
         budget = self.budget(h)
         peak = self.peak()
         edges = self.reuse_edges()
-        riskiest = None
+        riskiest = weakest = None
+        for e in edges:
+            e["at_risk"] = bool(e["findings"]) or e["ordered"] is False
         if edges:
-            best = max(edges, key=lambda e: (e["risk"], -e["reader"]["line"], -e["writer"]["line"]))
-            riskiest = edges.index(best)
+            weakest = edges.index(max(edges, key=lambda e: (e["risk"], -e["reader"]["line"], -e["writer"]["line"])))
+            risky = [e for e in edges if e["at_risk"]]
+            if risky:
+                sev = {"error": 3, "warning": 2, "info": 1}
+                best = max(risky, key=lambda e: (max((sev.get(f["severity"], 0) for f in e["findings"]), default=0),
+                                                 e["risk"], -e["reader"]["line"], -e["writer"]["line"]))
+                riskiest = edges.index(best)
         timeline = self.timeline(edges)
         first = self.fn.span.line
         last = max([i.span.end_line for i in self.insts] + [first])
@@ -652,10 +880,66 @@ class _Kernel:
             "peak": peak,
             "reuse_edges": edges,
             "riskiest_edge": riskiest,
+            "weakest_edge": weakest,
+            "ordering_verdict": self.verdict(edges, riskiest, weakest),
+            "falsify": self.falsify(edges, riskiest, weakest),
+            "findings": [_finding_ref(f) for f in self.findings],
             "readback": self.readback(),
             "timeline": timeline,
+            "assumptions": self.assumptions(h, budget),
             "notes": self.notes(),
         }
+
+    def verdict(self, edges: list[dict], riskiest: int | None, weakest: int | None) -> str:
+        """One sentence on the ordering of the reuses: what is missing, or that nothing is."""
+        if not edges:
+            return "no column is read and then written again: no reuse to order"
+        if riskiest is not None:
+            e = edges[riskiest]
+            why = "; ".join(f"{f['code']} line {f['line']}" for f in e["findings"]) or \
+                "the happens-before analysis finds no synchronization ordering the two warps"
+            return (f"at risk: {e['region']} read at line {e['reader']['line']} ({e['reader']['op']}) and rewritten at "
+                    f"line {e['writer']['line']} ({e['writer']['op']}): {why}")
+        e = edges[weakest]
+        return (f"nothing is missing: the checker reports no ordering fault on any of the {len(edges)} reuse edges; "
+                f"the weakest ordering is {e['region']} line {e['reader']['line']} -> line {e['writer']['line']} "
+                f"({e['guard']}{': ' + '; '.join(e['missing']) if e['missing'] else ''})")
+
+    def falsify(self, edges: list[dict], riskiest: int | None, weakest: int | None) -> str | None:
+        """How to show the plan wrong on hardware for the riskiest (or weakest) edge."""
+        k = riskiest if riskiest is not None else weakest
+        if k is None:
+            return None
+        e = edges[k]
+        w, r = e["writer"], e["reader"]
+        return (f"build with -g-tmem-access-check (ptxas plants TMEM access traps) and run on a B200 with "
+                f"compute-sanitizer --tool racecheck; then reorder the {w['op']} at line {w['line']} before the "
+                f"completion of the {r['op']} at line {r['line']} (or drop the {e['guard']} ordering): if results "
+                f"of {e['region']} columns [{e['columns'][0]}, {e['columns'][1]}) do not change, the ordering the "
+                f"plan relies on is not what protects them")
+
+    def assumptions(self, header: dict, budget: dict) -> list[dict]:
+        """What the plan took for granted, and whether the code says so (``from_code``)."""
+        out = []
+        c = header["ctas_per_sm"]
+        out.append({"text": f"{c['value']} CTA(s) per SM ({c['source']})", "from_code": c["source"] == "minnctapersm"})
+        if self.sets.constant_slot is not None:
+            out.append({"text": "integer TMEM addresses are columns of the allocation, whose base is column 0 "
+                                "(one allocation of 512 columns, or a base the code traps on unless it is 0)",
+                        "from_code": True})
+        if header["threads_per_cta"] is None:
+            out.append({"text": "block size not declared (.reqntid/.maxntid): warp attribution assumes up to 1024 "
+                                "threads", "from_code": False})
+        else:
+            out.append({"text": f"{header['threads_per_cta']} threads per CTA (.reqntid/.maxntid)", "from_code": True})
+        if any(r.anchored for r in self.rmap.regions):
+            out.append({"text": "an address with a loop-varying offset is placed at its known part (the plan is "
+                                "incomplete there)", "from_code": False})
+        out.append({"text": "an elected thread issues the single-thread tcgen05 operations (mma, cp, commit) of "
+                            "its warp in program order", "from_code": False})
+        out.append({"text": "the checker's findings are those of `tmemlint check` with the same configuration",
+                    "from_code": False})
+        return out
 
     def notes(self) -> list[str]:
         out = []
@@ -667,7 +951,31 @@ class _Kernel:
         return out
 
 
-def build_plan(module: Module, path: str, kernel: str | None = None, ctas_per_sm: int | None = None) -> dict:
+def _kernel_matches(fn_name: str, wanted: str) -> bool:
+    """``--kernel``: the PTX name, the demangled name, the demangled name without its parameters, or a
+    substring of either."""
+    if wanted == fn_name:
+        return True
+    d = demangle(fn_name)
+    return wanted == d or wanted == d.split("(", 1)[0] or wanted in fn_name or wanted in d
+
+
+def run_rules(ctx: FunctionContext, options) -> list:
+    """The findings of the enabled rules on one function, on the plan's own analyses (the same rules and options
+    as ``tmemlint check``; lines are those of the module: PTX lines, or source lines in source mode)."""
+    ctx.options = options
+    for r in options.rules():
+        if r.check is None:
+            continue
+        try:
+            r.check(ctx)
+        except Exception:  # a rule's internal error costs that rule's findings in the plan, as in check (TM901)
+            continue
+    return [f for f in ctx.findings if options.codes is None or f.code in options.codes]
+
+
+def build_plan(module: Module, path: str, kernel: str | None = None, ctas_per_sm: int | None = None,
+               options=None) -> dict:
     """The plan of every function of ``module`` that has a body and uses tcgen05 (or only ``kernel``).
 
     Returns the JSON model (``docs/plan-schema.md``).  Raises ``PlanError`` when ``kernel`` names no function of
@@ -678,16 +986,22 @@ def build_plan(module: Module, path: str, kernel: str | None = None, ctas_per_sm
         if not fn.has_body:
             continue
         names.append(fn.name)
-        if kernel is not None and fn.name != kernel:
+        if kernel is not None and not _kernel_matches(fn.name, kernel):
             continue
         ctx = FunctionContext(module, fn, path)
         if not ctx.touches_tmem:
-            if kernel is not None:
+            if kernel is not None and (kernel == fn.name or kernel == demangle(fn.name)):
                 raise PlanError(f"function {kernel} does not use Tensor Memory (no tcgen05 instruction)")
             continue
-        kernels.append(_Kernel(ctx, ctas_per_sm).build())
+        if options is None:
+            from tmemlint.options import Options
+
+            options = Options(ctas_per_sm=ctas_per_sm)
+        ctas = ctas_per_sm if ctas_per_sm is not None else options.ctas_per_sm
+        findings = run_rules(ctx, options) if options.codes != set() else []
+        kernels.append(_Kernel(ctx, ctas, findings).build())
     if kernel is not None and not kernels:
-        known = ", ".join(names) or "none"
+        known = ", ".join(demangle(n) for n in names) or "none"
         raise PlanError(f"no kernel named {kernel!r} in {path} (functions: {known})")
     return {"schema_version": SCHEMA_VERSION, "tool": f"tmemlint {__version__}", "file": path, "kernels": kernels}
 

@@ -59,7 +59,7 @@ def render_kernel_svg(k: dict, width: int = 900, height: int = 640) -> str:
     if budget["waste_percent"] is not None:
         sub += f", waste {budget['waste_columns']} ({budget['waste_percent']:g}%)"
     sub += f"; peak live {k['peak']['columns']} at line {k['peak']['line']}"
-    d.append(dw.Text(sub, 11, left, 40, fill="#444"))
+    d.append(dw.Text(sub, 11, left, 38, fill="#444"))
     # frame and axes
     d.append(dw.Rectangle(left, top, plot_w, plot_h, fill="#fafafa", stroke="#999"))
     step = 32 if ncols <= 256 else 64
@@ -91,9 +91,13 @@ def render_kernel_svg(k: dict, width: int = 900, height: int = 640) -> str:
         y0, y1 = y(rng[0]), y(rng[1])
         band = dw.Rectangle(x0, y0, max(1.5, x1 - x0), max(2.0, y1 - y0), fill=colour, fill_opacity=0.35,
                             stroke=colour)
-        band.append_title(f"{r['name']} {r['kind']} columns [{lo}, {hi}) lanes {r['lanes'][0]}-{r['lanes'][1] - 1}")
+        band.append_title(f"{r['name']} {r['kind']} columns [{lo}, {hi}) lanes [{r['lanes'][0]}, {r['lanes'][1]})")
         d.append(band)
-        d.append(dw.Text(r["name"], 10, (x0 + x1) / 2, y0 + 12, text_anchor="middle", font_weight="bold"))
+        if x1 - x0 >= 7 * len(r["name"]) + 4:
+            d.append(dw.Text(r["name"], 10, (x0 + x1) / 2, y0 + 12, text_anchor="middle", font_weight="bold"))
+        else:  # a narrow region (4 scale-factor columns): the label runs down the band, not over its neighbours
+            xm = (x0 + x1) / 2 + 3
+            d.append(dw.Text(r["name"], 8, xm, y0 + 4, font_weight="bold", transform=f"rotate(90 {xm} {y0 + 4})"))
         centre[r["name"]] = (x0, x1)
         for w in r["writers"]:
             d.append(dw.Line(x0, y(w["line"]), x0 + 6, y(w["line"]), stroke=colour, stroke_width=2))
@@ -107,7 +111,7 @@ def render_kernel_svg(k: dict, width: int = 900, height: int = 640) -> str:
         x0, x1 = centre.get(e["region"], (left, left + plot_w))
         risky = n == k["riskiest_edge"]
         xc = x1 + 10 + (n % 4) * 5
-        colour = "#d62728" if risky else _RISK_COLOUR.get(e["risk"], "#555")
+        colour = "#d62728" if risky else "#4c78a8"  # red only for an edge the checker or happens-before faults
         path = dw.Path(stroke=colour, fill="none", stroke_width=2.5 if risky else 1.2,
                        marker_end=marker)
         path.M(x1, y(e["reader"]["line"])).Q(xc + 20, (y(e["reader"]["line"]) + y(e["writer"]["line"])) / 2,
@@ -118,6 +122,9 @@ def render_kernel_svg(k: dict, width: int = 900, height: int = 640) -> str:
             d.append(dw.Text(f"riskiest: {e['guard']}", 10, xc + 22,
                              (y(e["reader"]["line"]) + y(e["writer"]["line"])) / 2, fill=colour,
                              font_weight="bold"))
+    if k.get("ordering_verdict"):
+        d.append(dw.Text(k["ordering_verdict"][:150], 9, left, 52,
+                         fill="#d62728" if k["riskiest_edge"] is not None else "#333"))
     # legend
     ly = top + plot_h - 8 - 14 * len(_COLOURS)
     for i, (kind, colour) in enumerate(_COLOURS.items()):

@@ -11,9 +11,18 @@ _GUARD_TEXT = {
     "thread-barrier": "thread barrier only",
     "mbarrier": "mbarrier",
     "mbarrier+tcgen05": "mbarrier + tcgen05 waits and fences",
+    "barrier+tcgen05": "barrier + tcgen05 waits and fences",
     "same-thread-wait": "same-thread order with the wait",
     "pipelined": "same-thread pipelined pair",
 }
+
+
+def _span(lo_hi: list[int]) -> str:
+    return f"[{lo_hi[0]}, {lo_hi[1]})"
+
+
+def _findings(fs: list[dict]) -> str:
+    return "; ".join(f"{f['code']} line {f['line']}" for f in fs)
 
 
 def _lines(xs: list[int], limit: int = 8) -> str:
@@ -46,7 +55,7 @@ def render_kernel(k: dict) -> str:
     out: list[str] = []
     ctas = k["ctas_per_sm"]
     cg = k["cta_group"]
-    out.append(f"kernel {demangle(k['kernel'])}  (line {k['line']}, target {k['target'] or '?'}, "
+    out.append(f"kernel {k.get('demangled') or demangle(k['kernel'])}  (line {k['line']}, target {k['target'] or '?'}, "
                f"cta_group {cg if cg is not None else '-'}, "
                f"{k['threads_per_cta'] or '?'} threads per CTA)")
     out.append(f"CTAs per SM assumed: {ctas['value']} (from {ctas['source']})")
@@ -60,18 +69,28 @@ def render_kernel(k: dict) -> str:
     out.append("Region map")
     rows = []
     for r in k["regions"]:
-        rows.append([r["name"], r["kind"], f"{r['lanes'][0]}-{r['lanes'][1] - 1}",
-                     f"[{r['columns'][0]}, {r['columns'][1]})", str(r["width"]), r["packing"],
+        st = r.get("stage")
+        rows.append([r["name"], r["kind"], _span(r["lanes"]), _span(r["columns"]), str(r["width"]),
+                     f"{st['index']}/{st['of']}" if st else "-", r["packing"],
                      _refs(r["writers"]), _refs(r["readers"])])
-    out.extend(_table(["region", "kind", "lanes", "columns", "width", "packing", "writers (line)",
+    out.extend(_table(["region", "kind", "lanes", "columns", "width", "stage", "packing", "writers (line)",
                        "readers (line)"], rows))
+    for r in k["regions"]:
+        out.append(f"  {r['name']}: {r['tlane']}; {r['tcol']}")
+        if r.get("fragment"):
+            out.append(f"  {r['name']}: {r['fragment']}")
+        if r.get("overlaps"):
+            why = f" ({_findings(r['findings'])})" if r.get("findings") else ""
+            out.append(f"  {r['name']} OVERLAPS {', '.join(r['overlaps'])}{why}")
+        elif r.get("findings"):
+            out.append(f"  {r['name']}: {_findings(r['findings'])}")
     for u in k["unplaced"]:
         out.append(f"  not placed: {u['op']} ({u['role']}) line {u['line']}: {u['reason']}")
     out.append("")
     b = k["budget"]
     out.append("Column budget")
     out.append(f"  raw columns (regions, aliases once): {b['raw_columns']}"
-               + ("" if b["complete"] else "  (incomplete: some accesses are not placed)"))
+               + ("" if b["complete"] else "  (incomplete: some accesses are not placed exactly)"))
     for a in b["allocations"]:
         out.append(f"  allocation {a['allocation']}: {a['allocated_columns']} allocated, {a['raw_columns']} used, "
                    f"{a['waste_columns']} unused")
@@ -92,15 +111,21 @@ def render_kernel(k: dict) -> str:
     for n, e in enumerate(edges):
         mark = "!" if n == k["riskiest_edge"] else " "
         it = ", next iteration" if e["next_iteration"] else ""
-        who = "same thread" if e["same_thread"] else f"{e['reader']['warps']} -> {e['writer']['warps']}"
-        out.append(f" {mark}{e['region']} [{e['columns'][0]}, {e['columns'][1]}): {e['reader']['op']} line "
+        rel = e.get("relation", "same thread" if e["same_thread"] else "other warps")
+        who = rel if rel != "other warps" else f"{e['reader']['warps']} -> {e['writer']['warps']}"
+        fs = f"; check: {_findings(e['findings'])}" if e.get("findings") else ""
+        out.append(f" {mark}{e['region']} {_span(e['columns'])}: {e['reader']['op']} line "
                    f"{e['reader']['line']} -> {e['writer']['op']} line {e['writer']['line']} ({who}{it}): "
-                   f"{_GUARD_TEXT[e['guard']]}")
+                   f"{_GUARD_TEXT[e['guard']]}{fs}")
+    if "ordering_verdict" in k:
+        out.append(f"  {k['ordering_verdict']}")
     if k["riskiest_edge"] is not None:
         e = edges[k["riskiest_edge"]]
         miss = "; ".join(e["missing"]) or "nothing"
         out.append(f"  riskiest: {e['region']} read at line {e['reader']['line']}, rewritten at line "
                    f"{e['writer']['line']} ({_GUARD_TEXT[e['guard']]}); missing: {miss}")
+    if k.get("falsify"):
+        out.append(f"  to falsify: {k['falsify']}")
     out.append("")
     rb = k["readback"]
     out.append("Readback cost")
@@ -110,6 +135,8 @@ def render_kernel(k: dict) -> str:
         for s in rb["by_shape"]:
             out.append(f"  tcgen05.ld .{s['shape']}: {s['count']} x ({s['registers_per_thread']} registers per "
                        f"thread, {s['bytes_per_warp']} bytes per warp), lines {_lines(s['lines'])}")
+            if s.get("fragment"):
+                out.append(f"    {s['fragment']}")
         cta = f", {rb['bytes_per_cta']} bytes per CTA" if rb["bytes_per_cta"] is not None else ""
         out.append(f"  one pass over every tcgen05.ld: {rb['bytes_per_warp']} bytes per warp{cta}")
         out.append(f"  registers per thread held between a tcgen05.ld and its wait: up to "
@@ -124,6 +151,16 @@ def render_kernel(k: dict) -> str:
         steps = [f"{_STAGE_LABEL[ev['stage']]} {_lines(ev['lines'], 4)}" for ev in t["events"] if ev["lines"]]
         live = f" live {t['live'][0]}-{t['live'][1]}" if t["live"] else ""
         out.append(f"  {t['region']}{live}: " + " -> ".join(steps))
+    if k.get("findings"):
+        out.append("")
+        out.append(f"Checker findings ({len(k['findings'])})")
+        for f in k["findings"]:
+            out.append(f"  line {f['line']}: {f['code']} [{f['severity']}] {f['message']}")
+    if k.get("assumptions"):
+        out.append("")
+        out.append("Assumptions")
+        for a in k["assumptions"]:
+            out.append(f"  {'(from the code) ' if a['from_code'] else ''}{a['text']}")
     for note in k["notes"]:
         out.append(f"note: {note}")
     return "\n".join(out) + "\n"
@@ -136,4 +173,7 @@ def render_text(plan: dict) -> str:
         parts.append("no kernel uses Tensor Memory\n")
     for k in plan["kernels"]:
         parts.append("\n" + render_kernel(k))
+    if plan.get("design_comparison"):
+        parts.append(f"\nCompared with design {plan['design']['design']}\n")
+        parts.extend(f"  {line}\n" for line in plan["design_comparison"])
     return "".join(parts)
