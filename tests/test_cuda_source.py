@@ -54,6 +54,11 @@ MODES_DIFFER: dict[str, str] = {
 }
 
 
+#: Codes only source mode can report: the fault is in the C++ (an asm operand's constraint), and nvcc's PTX does not
+#: show it; the comparisons with the PTX lint and with compile mode leave them out.
+SOURCE_ONLY = frozenset({"TM903"})
+
+
 def _cu_files():
     files = sorted((FIXTURES / "nvcc").glob("*.cu")) + sorted((FIXTURES / "cuda").glob("*.cu"))
     files += sorted((FIXTURES / "patterns").glob("*.cu"))
@@ -102,7 +107,7 @@ def test_source_mode_matches_inline_expectations(path):
 def test_source_mode_codes_equal_the_committed_ptx(path):
     ptx = path.with_suffix(".ptx")
     want = sorted({f.code for f in lint_file(ptx, options=_options(ptx)).findings})
-    assert sorted({f.code for f in _source(path)}) == want
+    assert sorted({f.code for f in _source(path)} - SOURCE_ONLY) == want
 
 
 def test_every_fixture_kernel_is_lowered_without_diagnostics():
@@ -117,7 +122,8 @@ def test_every_fixture_kernel_is_lowered_without_diagnostics():
 def _agree(path, mapped, source) -> None:
     """Compile-mode findings ``mapped`` agree with source mode: the same (file, line, code) findings (compile mode
     puts an inline-asm instruction's finding where its text starts in the asm string, as source mode does)."""
-    assert sorted({(f.path, f.line, f.code) for f in mapped}) == sorted({(f.path, f.line, f.code) for f in source})
+    assert sorted({(f.path, f.line, f.code) for f in mapped}) == sorted(
+        {(f.path, f.line, f.code) for f in source if f.code not in SOURCE_ONLY})
 
 
 @pytest.mark.parametrize("path", _params(require_ptx=True, gaps=MODES_DIFFER))

@@ -64,6 +64,8 @@ ROWS = (
      'text that cannot be analysed statically; the message says what was skipped'),
     ('TM902', 'unused-suppression', 'warning', True,
      'a tmemlint suppression comment that suppressed nothing (or names an unknown rule)'),
+    ('TM903', 'asm-operand-direction', 'error', True,
+     'CUDA inline asm (source mode): an operand a tcgen05 instruction writes bound as an input, or one it only reads bound as an output'),
 )
 # generated rows: end
 

@@ -8,3 +8,6 @@ rule("TM901", "not-analysable", "warning",
      "text that cannot be analysed statically; the message says what was skipped")(None)
 rule("TM902", "unused-suppression", "warning",
      "a tmemlint suppression comment that suppressed nothing (or names an unknown rule)")(None)
+rule("TM903", "asm-operand-direction", "error",
+     "CUDA inline asm (source mode): an operand a tcgen05 instruction writes bound as an input, or one it only "
+     "reads bound as an output")(None)

@@ -31,12 +31,14 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v
 @dataclass(slots=True)
 class AsmOperand:
     """One operand of an asm statement: ``constraint`` without modifiers (``r``, ``l``, ``n``...), ``modifier``
-    (``=``, ``+`` or empty), the optional ``[name]``, and the C++ expression node."""
+    (``=``, ``+`` or empty), the optional ``[name]``, the C++ expression node, and the whole operand's node
+    (``"=r"(x)``)."""
 
     constraint: str
     modifier: str
     name: str | None
     expr: Node
+    node: Node = None
 
 
 @dataclass(slots=True)
@@ -164,7 +166,7 @@ def read_asm(node, src: bytes) -> AsmStatement:
             modifier = "".join(ch for ch in ctext if ch in "=+&")
             letters = "".join(ch for ch in ctext if ch not in "=+&")
             name = src[sym.start_byte:sym.end_byte].decode() if sym is not None else None
-            getattr(st, attr).append(AsmOperand(letters, modifier, name, val))
+            getattr(st, attr).append(AsmOperand(letters, modifier, name, val, op))
     cl = node.child_by_field_name("clobbers")
     if cl is not None:
         for c in cl.named_children:

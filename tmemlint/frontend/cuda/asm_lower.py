@@ -5,6 +5,7 @@ of its operand expressions (outputs written back to their lvalues) and its instr
 from __future__ import annotations
 
 from tmemlint.frontend.cuda.asm import PLACEHOLDER, AsmTemplate, is_local_name, parse_template, prepare, read_asm
+from tmemlint.frontend.cuda.asm_direction import direction_faults
 from tmemlint.frontend.cuda.common import (
     MAX_INSTRUCTIONS,
     AliasLV,
@@ -82,9 +83,30 @@ class AsmMixin:
             msg, sp = tpl.error
             self.diagnostics.append(Diagnostic("TM900", sp, msg))
         else:
+            if ("dir", n.id) not in self.asm_cache:
+                self.asm_cache[("dir", n.id)] = True
+                self._check_directions(st, tpl)
             self._instantiate(tpl, bound)
         for lv, r in post:
             self.write(lv, V(r, lv.ty))
+
+    def _check_directions(self, st, tpl: AsmTemplate) -> None:
+        """TM903 at each operand of ``st`` bound against the way its tcgen05 instructions use it (once per asm
+        statement of the file: an inlined helper's asm is lowered at every call)."""
+        ops = st.outputs + st.inputs
+        for f in direction_faults(st, tpl.items):
+            op = ops[f.index]
+            what = self.text(op.expr)
+            bound = f'"{op.modifier}{op.constraint}"({what})'
+            if f.written:
+                msg = (f"{f.opcode} writes {f.role} %{f.index} ({what}), but the operand is bound as an input "
+                       f"{bound}: the compiler assumes the asm leaves {what} unchanged and keeps using its old "
+                       f"value; bind it as an output (\"={op.constraint}\")")
+            else:
+                msg = (f"{f.opcode} reads {f.role} %{f.index} ({what}), but the operand is bound as an output "
+                       f"{bound}: the compiler passes an uninitialised register to the asm and drops {what}'s "
+                       f"value; bind it as an input (\"{op.constraint}\")")
+            self.diagnostics.append(Diagnostic("TM903", self.span(op.node if op.node is not None else op.expr), msg))
 
     def _to_reg(self, v: V, constraint: str) -> Reg:
         if type(v.op) is Reg:

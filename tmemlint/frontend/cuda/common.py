@@ -44,7 +44,7 @@ class BudgetExceeded(Exception):
 
 @dataclass(slots=True)
 class Diagnostic:
-    """A finding of the frontend itself: ``code`` (TM900 or TM901), where, and the message."""
+    """A finding of the frontend itself: ``code`` (TM900, TM901 or TM903), where, and the message."""
 
     code: str
     span: Span
