@@ -474,7 +474,46 @@ class AddressSets:
             return _BOTTOM
         return _pairwise("add", a, b)
 
+    def _selp_shared(self, inst: Instruction, args):
+        """``selp d, A, B, p`` with ``p = (X cmp K)`` where A, B and X are all computed from one register ``s``
+        (a stage counter that wraps: ``s+1 > 2 ? s-2 : s+1``): evaluated once per value of ``s``, so each value
+        picks its own side (None when they share no register or a value is not a single integer)."""
+        p = args[2]
+        if type(p) is not Reg:
+            return None
+        d = self.va.single_def.get(p.name)
+        if d is None:
+            return None
+        st = self.insts[d]
+        cmp = next((q for q in st.parts[1:] if q in _CMPS), None)
+        if st.op != "setp" or cmp is None or len(st.operands) != 3:
+            return None
+        common = self._sources(inst, args[0]) & self._sources(inst, args[1]) & self._sources(st, st.operands[1])
+        for key in sorted(common, key=lambda k: (-len(k[1]), k)):
+            name, defs = key
+            vals = _BOTTOM
+            for dd in defs:
+                vals = _join(vals, self._eval_def(dd, name))
+            if type(vals) is not frozenset or not vals or len(vals) > 16:
+                continue
+            out = set()
+            for v in vals:
+                x = self._operand_fixed(st, st.operands[1], key, v, 0)
+                k = self._operand(st, st.operands[2])
+                if type(x) is not frozenset or type(k) is not frozenset or len(x) != 1 or len(k) != 1:
+                    return None
+                take = _CMPS[cmp](_signed(next(iter(x))), _signed(next(iter(k))))
+                got = self._operand_fixed(inst, args[0] if take else args[1], key, v, 0)
+                if type(got) is not frozenset:
+                    return None
+                out |= got
+            return frozenset(out) if len(out) <= MAX_SET else None
+        return None
+
     def _selp(self, inst: Instruction, args):
+        shared = self._selp_shared(inst, args)
+        if shared is not None:
+            return shared
         a = self._operand(inst, args[0])
         b = self._operand(inst, args[1])
         p = args[2]
