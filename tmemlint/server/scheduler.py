@@ -52,12 +52,30 @@ class Cancelled(Exception):
     """The job was superseded before it finished."""
 
 
+#: Set when no warm-up is running: a fork must not happen while another thread imports modules (the child would
+#: inherit a held import lock and wait for it forever).
+_WARM = threading.Event()
+_WARM.set()
+#: A forked lint that has not answered after this many seconds is killed and the work is done in the thread.
+CHILD_TIMEOUT_S = 120.0
+
+
+def _warm_up(fn: Callable[[], Any]) -> None:
+    try:
+        fn()
+    except Exception:  # noqa: BLE001 - only a warm-up
+        pass
+    finally:
+        _WARM.set()
+
+
 def run_job(job: Job) -> Any:
     """``job.work()`` in this thread, or in a forked child for a large document; raises Cancelled when the job was
     superseded first."""
     if job.cancelled.is_set():
         raise Cancelled()
-    if job.lines >= FORK_MIN_LINES and hasattr(os, "fork") and sys.platform != "darwin":
+    if job.lines >= FORK_MIN_LINES and hasattr(os, "fork") and sys.platform != "darwin" \
+            and _WARM.wait(CHILD_TIMEOUT_S):
         got = _run_forked(job)
         if got is not _FAILED:
             return got
@@ -98,11 +116,15 @@ def _run_forked(job: Job) -> Any:
             os._exit(code)
     os.close(w)
     chunks: list[bytes] = []
+    deadline = time.monotonic() + CHILD_TIMEOUT_S
     try:
         while True:
             if job.cancelled.is_set():
                 os.kill(pid, signal.SIGKILL)
                 raise Cancelled()
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                return _FAILED
             ready, _, _ = select.select([r], [], [], 0.02)
             if not ready:
                 continue
@@ -158,6 +180,12 @@ class Scheduler:
             return job
         self.tasks[uri] = loop.create_task(self._run(job, delay))
         return job
+
+    def warm_up(self, fn: Callable[[], Any]) -> None:
+        """Run ``fn`` (imports, caches that forked lints should inherit) in a worker; forks wait until it is
+        done."""
+        _WARM.clear()
+        self.executor.submit(_warm_up, fn)
 
     def cancel(self, uri: str) -> None:
         """Supersede the document's waiting or running job (closing a document)."""
