@@ -392,6 +392,14 @@ def flatten_body(fn: Function, statements: list) -> None:
 
     def enter(stmts: list, renames: dict[str, str], sid: int):
         local = renames
+        if sid == 0:  # the function's own scope: a register declared without '%' (CuTe DSL's named registers)
+            local = dict(renames)
+            for s in stmts:
+                if isinstance(s, _Decl) and _decl_space(s.quals)[0] == "reg":
+                    for name, count, _e, _t in s.items:
+                        for nm in ([name] if count is None else [f"{name}{k}" for k in range(count)]):
+                            if not nm.startswith("%"):
+                                local[nm] = f"%%{nm}"
         if sid > 0:  # a nested scope: its declarations and labels shadow outer names
             local = dict(renames)
             for s in stmts:
