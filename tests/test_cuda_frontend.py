@@ -197,6 +197,24 @@ def test_constant_trip_loops_are_unrolled():
     assert count(lowered(kernel(body=loop.format("#pragma unroll", 65)))) == 1 + 65
 
 
+def test_loops_are_rotated_as_nvcc_emits_them():
+    """``for``/``while`` loops: the condition is tested once before the loop, where the counter has only its
+    initial definition (the zero-trip branch of ``for (k = 0; k < n; ++k)`` compares ``0 < n``, as in nvcc's PTX),
+    then at the bottom (LLVM's loop rotation); ``continue`` goes to the bottom test."""
+    body = ("int n = int(out[1]);\n  for (int k = 0; k < n; ++k) asm volatile(\"tcgen05.fence::after_thread_sync;\");\n"
+            "  int w = 0;\n  while (w < n) { ++w; continue; }")
+    fn = lowered(kernel(body=body))
+    at = {n: i for n, i in fn.labels.items()}
+    flow = [(i.index, i.span.line, i.opcode, i.guard.negated if i.guard else None, at[i.operands[0].name])
+            for i in fn.instructions if i.op == "bra" and i.span.line in (15, 17)]
+    assert flow == [(15, 15, "bra", True, 21), (20, 15, "bra", False, 16),  # for: guard to the end, bottom to the body
+                    (23, 17, "bra", True, 29), (26, 17, "bra", None, 27), (28, 17, "bra", False, 24)]  # while
+    guard = fn.instructions[14]
+    assert (guard.opcode, guard.operands[1]) == ("setp.lt.s32", fn.instructions[13].operands[0])  # k, after k = 0
+    assert (fn.instructions[13].opcode, fn.instructions[13].operands[1]) == ("mov.s32", Imm(0))
+    assert fn.instructions[16].family == "tcgen05.fence::after_thread_sync"
+
+
 def test_constexpr_function_with_a_loop_is_evaluated():
     before = ("constexpr uint32_t cols_for(uint32_t n) { uint32_t c = 32; while (c < n) c *= 2; "
               "return c - 16 * (n == 300); }\n")

@@ -34,9 +34,6 @@ SOURCE_GAPS: dict[str, str] = {
         "TM205 on the epilogue's slot read (line 94): the mbarrier hand-over (tmem_provisioned) is not matched in "
         "source mode's IR, where the roles are the enum conversion WarpCategory(warp_idx) of a __shfl_sync warp "
         "index (PTX mode: no finding)",
-    "fixtures/nvcc/tm205_slot_read_unsynchronized_bad.cu":
-        "TM205 at line 118 is not reported in source mode since the happens-before analysis leaves data-chosen "
-        "paths undecided (commit debff2f): with the analysis before it, source mode reports it, as PTX mode does",
     "fixtures/patterns/persistent_roles_data_tiles_bad.cu":
         "TM205 (line 101) and TM305 (line 102) are not reported in source mode: the data-chosen paths of the "
         "happens-before analysis (commit debff2f, which added this fixture) are undecided on source mode's IR",
@@ -49,7 +46,6 @@ MODES_DIFFER: dict[str, str] = {
         "source mode TM305 (the had_tile flag)",
     "fixtures/patterns/persistent_loop_alloc_flags_bad.cu": "source mode adds TM305 (the had_tile flag gap)",
     "fixtures/patterns/mbarrier_slot_handover.cu": "source mode adds TM205 (see SOURCE_GAPS)",
-    "fixtures/nvcc/tm205_slot_read_unsynchronized_bad.cu": "source mode misses TM205 (see SOURCE_GAPS)",
     "fixtures/patterns/persistent_roles_data_tiles_bad.cu": "source mode misses TM205 and TM305 (see SOURCE_GAPS)",
 }
 

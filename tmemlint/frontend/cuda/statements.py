@@ -331,17 +331,10 @@ class StatementsMixin:
         k = self.peek_const(cexpr)
         if k is not None and not k:
             return
-        head = self.new_label("while")
+        top = self.new_label("while")
+        cont = self.new_label("wcont")
         end = self.new_label("wend")
-        self.place(head)
-        if k is None:
-            self.cur_span = self.span(cexpr)
-            self.cond_jump(cexpr, end, False)
-        self.frame.loops.append((end, head, len(self.frame.scopes)))
-        self.stmt(body)
-        self.frame.loops.pop()
-        self.bra(head)
-        self.place(end)
+        self._rotated_loop(cexpr, k, top, cont, end, body, None)
 
     def _s_do_statement(self, n) -> None:
         body = n.child_by_field_name("body")
@@ -396,13 +389,23 @@ class StatementsMixin:
         if k is not None and not k:
             self.pop_scope()
             return
-        head = self.new_label("for")
+        top = self.new_label("for")
         cont = self.new_label("fcont")
         end = self.new_label("fend")
-        self.place(head)
+        self._rotated_loop(cexpr, k, top, cont, end, body, upd)
+        self.pop_scope()
+
+    def _rotated_loop(self, cexpr, k, top: str, cont: str, end: str, body, upd) -> None:
+        """A ``for``/``while`` loop in the rotated form nvcc emits (LLVM's loop rotation): the condition is
+        tested once before the loop, on the initial values, and then at the bottom (``if (c) do { body; upd; }
+        while (c)``).  The zero-trip decision is then a branch on the values the loop starts from (``0 <
+        k_tiles``: a CTA-uniform fact every warp and lane shares), not on the loop counter after its definitions
+        were joined at the head, as in nvcc's PTX.  ``k``: the condition's constant value (None: not constant;
+        no condition: 1)."""
         if k is None:
             self.cur_span = self.span(cexpr)
             self.cond_jump(cexpr, end, False)
+        self.place(top)
         self.frame.loops.append((end, cont, len(self.frame.scopes)))
         self.stmt(body)
         self.frame.loops.pop()
@@ -410,9 +413,12 @@ class StatementsMixin:
         if upd is not None:
             self.cur_span = self.span(upd)
             self.value(upd, discard=True)
-        self.bra(head)
+        if k is None:
+            self.cur_span = self.span(cexpr)
+            self.cond_jump(cexpr, top, True)
+        else:
+            self.bra(top)
         self.place(end)
-        self.pop_scope()
 
     def _unroll_plan(self, init, cexpr, upd, body, pragma):
         """``(name, type, [values])`` when the loop has a constant trip count small enough to unroll."""
