@@ -678,6 +678,24 @@ def _known_bits(va: ValueAnalysis, sets: AddressSets, inst: Instruction, reg: Re
         return frozenset({0}), _MASK
     di = va.insts[d]
     ops = di.operands
+    if di.op == "mov" and len(ops) == 2 and type(ops[1]) is Vec and len(ops[1].items) == 2:
+        # mov.b32 d, {lo, hi}: two 16-bit halves (CUTLASS builds the descriptor of a block-scaled MMA so)
+        halves = []
+        for o in ops[1].items:
+            h = (frozenset({o.value & 0xFFFF}), 0) if type(o) is Imm else (
+                _known_bits(va, sets, di, o, depth + 1) if type(o) is Reg else None)
+            if h is None or len(h[0]) > 16:
+                return None
+            halves.append((frozenset(v & 0xFFFF for v in h[0]), h[1] & 0xFFFF))
+        (lo, ulo), (hi, uhi) = halves
+        return frozenset(a | (b << 16) for a in lo for b in hi), ulo | (uhi << 16)
+    if di.op == "cvt" and len(ops) >= 2 and type(ops[-1]) is Reg:
+        bits = next((int(p[1:]) for p in di.parts[1:2] if p[1:].isdigit()), 32)  # cvt.u16.u32: the destination
+        got = _known_bits(va, sets, di, ops[-1], depth + 1)
+        if got is None:
+            return None
+        m = (1 << bits) - 1 if bits < 32 else _MASK
+        return frozenset(v & m for v in got[0]), got[1] & m
     if len(ops) < 3 or di.op not in ("or", "xor", "and", "shl", "shr"):
         return frozenset({0}), _MASK
 
