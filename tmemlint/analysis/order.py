@@ -251,12 +251,14 @@ class SyncModel:
         return inst.index in self._reaching_facts(klass)
 
     def releases_after(self, klass: "WarpClass", anchors: tuple[Instruction, ...],
-                       grouped: bool = False) -> dict[int, list]:
+                       grouped: bool = False, completion: bool = False) -> dict[int, list]:
         """For each anchor instruction (by index) that ``klass`` may execute: ``[(keys, facts)]``, one entry per
         CTA-uniform set of branch facts of the class's paths through the anchor to an exit: the keys some lane of
         the warp arrives on after the anchor's latest execution.  ``grouped``: the anchors are one group, reported
-        under the first anchor's index (the keys after the latest execution of any of them)."""
-        cache_key = (id(klass), tuple(a.index for a in anchors), grouped)
+        under the first anchor's index (the keys after the latest execution of any of them).  ``completion``:
+        only ``tcgen05.commit`` arrivals count, the ones that wait for the thread's earlier asynchronous tcgen05
+        operations to complete (PTX ISA §9.7.16.8.4)."""
+        cache_key = (id(klass), tuple(a.index for a in anchors), grouped, completion)
         hit = self._releases.get(cache_key)
         if hit is not None and hit[0] is klass:
             return hit[1]
@@ -265,7 +267,7 @@ class SyncModel:
 
         def transfer(prop, inst):
             s = self.site(inst)
-            if s is not None and s.arrives and prop:
+            if s is not None and s.arrives and prop and (not completion or inst.family == "tcgen05.commit"):
                 prop = frozenset((a, ks | {s.key}) for a, ks in prop)
             if inst.index in idx:
                 g = idx[inst.index]
@@ -299,8 +301,16 @@ class SyncModel:
         documented limit)."""
         return self.all_happen_before((a,), ka, b, kb)
 
+    def completes_before(self, a: Instruction, ka: "WarpClass", b: Instruction, kb: "WarpClass") -> bool | None:
+        """Whether the asynchronous tcgen05 operation ``a`` (an mma or cp issued by ``ka``) has *completed* before
+        every execution of ``b`` by ``kb``: ``must_happen_before`` where the release after ``a`` must be a
+        ``tcgen05.commit`` of ``ka`` (its mbarrier arrival waits for ``a``'s completion, PTX ISA §9.7.16.8.4); a
+        plain arrive or barrier after ``a`` orders its issue, not its completion.  Later hops (a class that waited
+        for the commit, then hands over) are ordinary."""
+        return self.all_happen_before((a,), ka, b, kb, completion=True)
+
     def all_happen_before(self, group: tuple[Instruction, ...], ka: "WarpClass", b: Instruction,
-                          kb: "WarpClass", hops: int = 2) -> bool | None:
+                          kb: "WarpClass", hops: int = 2, completion: bool = False) -> bool | None:
         """``must_happen_before`` for the latest of the instructions ``group`` that ``ka`` executes on each path
         (every access of a warp class before a dealloc); counts of arrivals are the most at any of them.
 
@@ -308,10 +318,10 @@ class SyncModel:
         warp class that waits after ``group`` (at a wait ordered after it) and then arrives where ``kb`` waits
         orders them (the MMA warp commits to the correction warps, which hand over to the epilogue warp that
         frees: CUTLASS FMHA); at most ``hops`` such classes are followed."""
-        direct = self._direct(group, ka, b, kb)
+        direct = self._direct(group, ka, b, kb, completion)
         if direct is not False or hops == 0:
             return direct
-        key = (tuple(g.index for g in group), id(ka), b.index, id(kb), hops)
+        key = (tuple(g.index for g in group), id(ka), b.index, id(kb), hops, completion)
         if key in self._transitive:
             return self._transitive[key]
         self._transitive[key] = False  # a cycle through the same question orders nothing
@@ -323,7 +333,7 @@ class SyncModel:
             if k2 is ka or k2 is kb or result:
                 continue
             for w in waits:
-                if self.executes(k2, w) and self._direct(group, ka, w, k2) and \
+                if self.executes(k2, w) and self._direct(group, ka, w, k2, completion) and \
                         self.all_happen_before((w,), k2, b, kb, hops - 1):
                     result = True
                     break
@@ -331,18 +341,18 @@ class SyncModel:
         return result
 
     def _direct(self, group: tuple[Instruction, ...], ka: "WarpClass", b: Instruction,
-                kb: "WarpClass") -> bool | None:
-        key = (tuple(g.index for g in group), ka.warps, b.index, kb.warps)
+                kb: "WarpClass", completion: bool = False) -> bool | None:
+        key = (tuple(g.index for g in group), ka.warps, b.index, kb.warps, completion)
         if key not in self._ordered:
-            self._ordered[key] = self._direct_uncached(group, ka, b, kb)
+            self._ordered[key] = self._direct_uncached(group, ka, b, kb, completion)
         return self._ordered[key]
 
     def _direct_uncached(self, group: tuple[Instruction, ...], ka: "WarpClass", b: Instruction,
-                         kb: "WarpClass") -> bool | None:
+                         kb: "WarpClass", completion: bool = False) -> bool | None:
         """``all_happen_before`` through one barrier instance, with no third class.  When ``b`` is itself a wait,
         the question is whether ``group`` is ordered before ``b`` returns (its own wait counts)."""
         a = group[0]
-        paths_a = self.releases_after(ka, group, grouped=len(group) > 1).get(a.index)
+        paths_a = self.releases_after(ka, group, grouped=len(group) > 1, completion=completion).get(a.index)
         if not paths_a:
             return None
         facts_b = self._reaching_facts(kb).get(b.index)

@@ -396,3 +396,43 @@ def pair_alloc_unsynchronized(ctx):
         else:
             ctx.report("TM111", i, "tcgen05.dealloc.cta_group::2 without a cluster barrier after the paired work "
                                    "on some path: the peer CTA may still use these columns")
+
+#: Single-thread tcgen05 operations (PTX ISA Table 46): with ``.cta_group::2`` one thread of the CTA pair issues
+#: them, for both CTAs.
+_PAIR_ISSUED = ("tcgen05.mma", "tcgen05.cp", "tcgen05.shift", "tcgen05.commit")
+
+
+@rule("TM112", "pair-issue-not-leader", "error",
+      "a .cta_group::2 mma/cp/shift/commit whose guard does not confine it to the leader CTA of the pair")
+def pair_issue_not_leader(ctx):
+    """PTX ISA §9.7.16.2.4 and Table 46 (``#tcgen05-ops-execution-granularity``): a ``.cta_group::2`` mma, cp,
+    shift or commit is issued by one thread of the CTA pair and acts on both CTAs' TMEM and shared memory; the
+    pair's protocol has the leader (even ``%cluster_ctarank``) issue it.  Issued from both CTAs, every operation
+    runs twice over the same operands and arrives twice on the barriers: corrupt results or a hang.
+
+    Followed on the paths of each warp class: at each such instruction, the branch facts of the path and the
+    instruction's own guard are evaluated for every CTA of every cluster shape the launch may have
+    (``analysis.cluster``); reported when an odd CTA satisfies them.  A path whose facts compare the CTA's identity
+    with values the analysis cannot evaluate is not reported.  ``.cta_group::2`` alloc, dealloc and relinquish are
+    per CTA (one warp of each CTA issues them) and are not concerned."""
+    from tmemlint.analysis.cluster import EITHER, PairRoles
+    from tmemlint.analysis.sync import cta_group
+
+    insts = ctx.function.instructions
+    paired = {i.index for i in insts if i.op == "tcgen05" and i.family in _PAIR_ISSUED and cta_group(i) == 2}
+    if not paired:
+        return
+    roles = PairRoles(ctx.function, ctx.values)
+    both: set[int] = set()
+
+    def observe(_klass, _prop, inst, facts):
+        if inst.index in paired and inst.index not in both and roles.role(facts) == EITHER:
+            both.add(inst.index)
+
+    ctx.simulate(lambda p, i: p, None, observe, relevant=lambda i: i.index in paired)
+    for idx in sorted(both):
+        i = insts[idx]
+        what = i.family.split(".", 1)[1]
+        ctx.report("TM112", i, f"tcgen05.{what}.cta_group::2 can be issued by both CTAs of the pair: no condition "
+                               f"on this path confines it to the leader CTA (%cluster_ctarank even), so the peer "
+                               f"issues it a second time for the same pair")

@@ -1,0 +1,185 @@
+"""Which CTA of a cluster runs a path: the leader of a CTA pair, its peer, or either.
+
+A ``.cta_group::2`` operation is issued by one thread of the *pair* (PTX ISA §9.7.16.2.4, Table 46
+``#tcgen05-ops-execution-granularity``): the two CTAs of a cluster whose ``%cluster_ctarank`` differs only in bit 0,
+the *leader* being the even one (``#tcgen05-cta-pair``).  Whether a path can run in the odd CTA is decided from the
+path's branch facts (``tmemlint.analysis.threads``) that compare CTA-identity special registers (``%cluster_ctarank``,
+``%cluster_ctaid.*``, ``%ctaid.*``, ``%clusterid.*``: PTX ISA §10.7-10.14) with constants or with each other, by
+evaluating them for every CTA of every cluster shape the launch may have.
+
+Cluster shapes: from ``.reqnctapercluster`` when the kernel declares it; otherwise every shape of at most 16 CTAs
+(``.maxclusterrank`` when declared) whose x extent is even, the only shape in which a CTA pair lies along x, as
+every paired kernel known launches it (CUTLASS requires the cluster's M mode to be a multiple of 2 for 2-SM MMA
+atoms; ThunderKittens, DeepGEMM, FlashMLA launch (2, 1, 1)).  With an even x extent the pair is ``(2j, 2j+1)`` in
+x, so ``%ctaid.x & 1`` and ``%cluster_ctaid.x & 1`` tell leader and peer apart as ``%cluster_ctarank & 1`` does
+(a documented limit: a kernel that pairs CTAs along y and tests ``%ctaid.x`` parity without declaring its
+cluster shape is taken as paired along x).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from tmemlint.analysis.values import _BIN, _CMP, TOP
+from tmemlint.ir import Function
+
+#: CTA-identity special registers, whose values differ between the CTAs of one launch.
+IDENTITY_SREGS = ("%cluster_ctarank", "%cluster_ctaid", "%ctaid", "%clusterid")
+_MAX_CLUSTER = 16
+
+LEADER, EITHER, UNKNOWN = "leader", "either", "unknown"
+
+
+def _is_identity(name: str) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in IDENTITY_SREGS)
+
+
+@lru_cache(maxsize=64)
+def _shapes(declared: tuple[int, ...] | None, max_rank: int | None) -> tuple[tuple[int, int], ...]:
+    if declared:
+        d = list(declared) + [1, 1]
+        return ((d[0], d[1] * d[2]),)
+    limit = min(max_rank or _MAX_CLUSTER, _MAX_CLUSTER)
+    return tuple((x, y) for x in (2, 4, 8, 16) for y in (1, 2, 4, 8, 16) if x * y <= limit)
+
+
+@lru_cache(maxsize=64)
+def _environments(shapes: tuple[tuple[int, int], ...]) -> tuple[tuple[dict, bool], ...]:
+    """``(special-register values, is the CTA the pair's leader)`` for each CTA of two clusters in x and two in
+    y of each shape (enough to tell ``%ctaid`` parity and ``%clusterid`` tests apart)."""
+    out = []
+    for nx, ny in shapes:
+        for gx in (0, 1):
+            for gy in (0, 1):
+                for cy in range(ny):
+                    for cx in range(nx):
+                        rank = cx + cy * nx
+                        env = {"%cluster_ctarank": rank, "%cluster_ctaid.x": cx, "%cluster_ctaid.y": cy,
+                               "%cluster_ctaid.z": 0, "%cluster_nctaid.x": nx, "%cluster_nctaid.y": ny,
+                               "%cluster_nctaid.z": 1, "%cluster_nctarank": nx * ny, "%ctaid.x": gx * nx + cx,
+                               "%ctaid.y": gy * ny + cy, "%ctaid.z": 0, "%clusterid.x": gx, "%clusterid.y": gy,
+                               "%clusterid.z": 0}
+                        out.append((env, rank % 2 == 0))
+    return tuple(out)
+
+
+def _eval(v, env: dict):
+    """``v`` (a ``ValueAnalysis`` value) in ``env``; None when it depends on anything else."""
+    tag = v[0]
+    if tag == "c":
+        return v[1]
+    if tag == "sreg":
+        return env.get(v[1])
+    if tag == "op" and v[1] in _BIN and len(v) == 5:
+        a, b = _eval(v[2], env), _eval(v[3], env)
+        if a is None or b is None:
+            return None
+        try:
+            return _BIN[v[1]](a, b)
+        except (ZeroDivisionError, ValueError, OverflowError):
+            return None
+    if tag == "cmp":
+        a, b = _eval(v[2], env), _eval(v[3], env)
+        return None if a is None or b is None else int(_CMP[v[1]](a, b))
+    if tag == "pnot":
+        a = _eval(v[1], env)
+        return None if a is None else int(not a)
+    if tag in ("pand", "por"):
+        a, b = _eval(v[1], env), _eval(v[2], env)
+        if a is None or b is None:
+            return None
+        return int(bool(a) and bool(b)) if tag == "pand" else int(bool(a) or bool(b))
+    return None
+
+
+def mentions_identity(v, depth: int = 0) -> bool:
+    """Whether value ``v`` is computed from a CTA-identity special register (at any depth of its tuple)."""
+    if v is TOP or depth > 12 or not isinstance(v, tuple) or not v:
+        return False
+    if v[0] == "sreg":
+        return _is_identity(v[1])
+    return any(mentions_identity(x, depth + 1) for x in v[1:] if isinstance(x, tuple))
+
+
+class PairRoles:
+    """The CTA-pair question for one function: on a path with these facts, which CTA of the pair runs?
+
+    ``va`` is the function's ``ValueAnalysis``: a fact about a value merged from several definitions (a ``phi``
+    key) or loaded after being computed from the CTA's identity is recognised as being about the identity, so
+    that it makes the answer ``UNKNOWN`` rather than being ignored."""
+
+    def __init__(self, fn: Function, va):
+        shapes = _shapes(fn.directives.get("reqnctapercluster"),
+                         (fn.directives.get("maxclusterrank") or (None,))[0])
+        self._envs = _environments(shapes)
+        self._va = va
+        self._memo: dict[frozenset, str] = {}
+        self._derived: dict[object, bool] = {}
+
+    def _from_identity(self, v, depth: int = 0) -> bool:
+        """Whether ``v`` is, or is computed from, a CTA-identity value, looking through opaque definitions and
+        merged (``phi``) registers up to a few definitions deep."""
+        if mentions_identity(v):
+            return True
+        if depth > 4 or not isinstance(v, tuple) or not v:
+            return False
+        hit = self._derived.get(v)
+        if hit is not None:
+            return hit
+        self._derived[v] = False  # cycles through loop-carried registers
+        va = self._va
+        out = False
+        if v[0] == "phi":
+            out = any(self._from_identity(va.def_value.get((d, v[1]), TOP), depth + 1) for d in v[2])
+        elif v[0] == "opq":
+            d = v[1][0] if isinstance(v[1], tuple) and v[1] and isinstance(v[1][0], int) else v[1]
+            if isinstance(d, int) and 0 <= d < len(va.insts):
+                inst = va.insts[d]
+                out = any(self._from_identity(va.value(inst, o), depth + 1) for o in inst.operands[1:])
+        else:
+            out = any(self._from_identity(x, depth + 1) for x in v[1:] if isinstance(x, tuple))
+        self._derived[v] = out
+        return out
+
+    def role(self, facts: frozenset) -> str:
+        """``LEADER`` when every CTA whose identity satisfies the facts about CTA identity is the even CTA of its
+        pair; ``EITHER`` when an odd CTA satisfies them too (the path runs in both CTAs of a pair); ``UNKNOWN``
+        when a fact mixes CTA identity with values the analysis cannot evaluate (``%ctaid.x`` compared with a
+        value loaded from memory), so the path's CTA cannot be told."""
+        hit = self._memo.get(facts)
+        if hit is not None:
+            return hit
+        checks = []
+        for key, val in facts:
+            if not isinstance(key, tuple) or not key or key[0] in ("tid", "regval"):
+                continue
+            if mentions_identity(key):
+                checks.append((key, val))
+            elif self._from_identity(key):
+                self._memo[facts] = UNKNOWN
+                return UNKNOWN
+        result = EITHER
+        if checks:
+            leader_only = True
+            satisfiable = False
+            for env, leader in self._envs:
+                ok = True
+                for key, val in checks:
+                    t = _eval(key, env)
+                    if t is None:
+                        self._memo[facts] = UNKNOWN
+                        return UNKNOWN
+                    if bool(t) != val:
+                        ok = False
+                        break
+                if ok:
+                    satisfiable = True
+                    if not leader:
+                        leader_only = False
+                        break
+            result = LEADER if leader_only and satisfiable else (EITHER if not leader_only else UNKNOWN)
+        self._memo[facts] = result
+        return result
+
+
+__all__ = ["EITHER", "IDENTITY_SREGS", "LEADER", "PairRoles", "UNKNOWN", "mentions_identity"]

@@ -1,0 +1,413 @@
+"""TMEM data hazards between threads (family 3xx, continued): MMA operands overwritten before the MMA completed
+(TM307), two warps on the same TMEM cells with no hand-over (TM308), and cluster-scope publication to a peer CTA's
+paired operation (TM309).
+
+Cells are compared only where both footprints are known exactly (one start column, an exact address set:
+``analysis.regions``); an operand whose columns the analysis cannot pin down is never reported.  Ordering between
+warp classes is the happens-before model of ``analysis.order``; an undecided answer is not reported.
+"""
+
+from __future__ import annotations
+
+from tmemlint.checks.registry import rule
+from tmemlint.findings import Severity
+
+_MMA_READ_ROLES = {"a": "the A operand", "scale-a": "scale-A factors", "scale-b": "scale-B factors",
+                   "sp": "sparsity metadata"}
+
+
+def _cells(acc) -> tuple | None:
+    """``(slot, lo, hi)`` of an access whose address is one exactly known column, else None."""
+    a = acc.addr
+    if a is None or not a.exact or acc.columns is None:
+        return None
+    cols = a.columns
+    if len(cols) != 1:
+        return None
+    return (a.slot, cols[0], cols[0] + acc.columns)
+
+
+def _overlap(x: tuple, y: tuple) -> bool:
+    return x[0] == y[0] and x[1] < y[2] and y[1] < x[2]
+
+
+def _accesses(ctx):
+    memo = ctx.__dict__.get("_hazard_accesses")
+    if memo is None:
+        from tmemlint.analysis.regions import collect_accesses
+
+        tc = [i for i in ctx.function.instructions if i.op == "tcgen05"]
+        memo = ctx.__dict__["_hazard_accesses"] = collect_accesses(tc, ctx.values, ctx.address_sets) if tc else []
+    return memo
+
+
+def _in_cycle(ctx, inst) -> bool:
+    """Whether ``inst`` can execute again after itself (its basic block lies on a CFG cycle)."""
+    from tmemlint.analysis.control import _reach_bits
+
+    bit, reach = _reach_bits(ctx)
+    b = ctx.cfg.block_of[inst.index]
+    return any(s == b or reach.get(s, 0) & bit[b] for s in ctx.cfg.graph.successors(b))
+
+
+# ---- TM307 -------------------------------------------------------------------------------------------------------
+
+def _linear(ctx, inst, o, depth: int = 0) -> tuple[dict, int] | None:
+    """Operand ``o`` at ``inst`` as a linear form ``({term: coefficient}, constant)`` over the definitions it is
+    computed from (symbols, kernel parameters, registers merged from several definitions, other instructions'
+    results), following single reaching definitions through mov/cvt/cvta/add/sub and shifts or multiplications by
+    constants; None past a few definitions."""
+    from tmemlint.ir import Imm, Reg, Sym
+
+    if type(o) is Imm:
+        return {}, o.value
+    if type(o) is Sym:
+        return {("sym", o.name): 1}, 0
+    if type(o) is not Reg or depth > 12:
+        return None
+    va = ctx.values
+    defs = va._reaching(inst, o.name)
+    if len(defs) != 1:
+        return {("merged", o.name, tuple(defs)): 1}, 0
+    d = va.insts[defs[0]]
+    ops = d.operands
+    leaf = ({("def", d.index, o.name): 1}, 0)
+    if d.op in ("mov", "cvt", "cvta") and len(ops) == 2:
+        return _linear(ctx, d, ops[1], depth + 1) or leaf
+    if d.op in ("add", "sub") and len(ops) == 3:
+        a, b = _linear(ctx, d, ops[1], depth + 1), _linear(ctx, d, ops[2], depth + 1)
+        if a is None or b is None:
+            return leaf
+        sign = 1 if d.op == "add" else -1
+        terms = dict(a[0])
+        for t, c in b[0].items():
+            terms[t] = terms.get(t, 0) + sign * c
+        return {t: c for t, c in terms.items() if c}, a[1] + sign * b[1]
+    if d.op in ("shl", "mul") and len(ops) == 3 and type(ops[2]) is Imm:
+        a = _linear(ctx, d, ops[1], depth + 1)
+        if a is None:
+            return leaf
+        k = (1 << ops[2].value) if d.op == "shl" else ops[2].value
+        return {t: c * k for t, c in a[0].items()}, a[1] * k
+    return leaf
+
+
+def _barrier_identity(ctx, inst):
+    """What names the mbarrier of a commit or wait, such that equal identities are the same barrier at run time:
+    the address as a linear form over the definitions it is computed from (``_linear``: a pipeline's stage
+    address recomputed from the same stage register is the same barrier; ``full[stage]`` and ``empty[stage]``
+    differ by their constant).  None when there is no address operand or it cannot be followed."""
+    from tmemlint.ir import Address
+
+    addr = next((o for o in inst.operands if type(o) is Address), None)
+    if addr is None or addr.base is None:
+        return None
+    form = _linear(ctx, inst, addr.base)
+    if form is None:
+        return None
+    return (tuple(sorted(form[0].items(), key=repr)), form[1] + addr.offset)
+
+
+def _may_be_same_barrier(commit: tuple | None, wait: tuple | None) -> bool:
+    """Whether a wait on the barrier with identity ``wait`` may be a wait for the commit to ``commit``
+    (``_barrier_identity``): unless both are computed from the same terms with different constants (``full[s]``
+    and ``empty[s]`` of one stage register), the analysis cannot tell them apart and takes them as the same."""
+    if commit is None or wait is None:
+        return True
+    return commit[0] != wait[0] or commit[1] == wait[1]
+
+
+def _same_thread_hazards(ctx, pairs) -> dict[int, int]:
+    """Writer index → MMA index for the writers that the MMA's own warp issues after the MMA with no completion of
+    it in between, on some path of that warp class: no ``tcgen05.commit`` to an mbarrier followed by a wait that
+    may be on that mbarrier (``_may_be_same_barrier``) by this thread.  ``pairs``: the candidate
+    ``{writer index: [mma index, …]}`` (footprints overlapping)."""
+    from tmemlint.analysis.sync import is_mbarrier_wait
+
+    mmas = {m for ms in pairs.values() for m in ms}
+    found: dict[int, int] = {}
+    ident: dict[int, tuple | None] = {}
+
+    def identity(inst):
+        if inst.index not in ident:
+            ident[inst.index] = _barrier_identity(ctx, inst)
+        return ident[inst.index]
+
+    def transfer(prop, inst):
+        idx = inst.index
+        if idx in mmas:
+            return frozenset(p for p in prop if p[0] != idx) | {(idx, frozenset())}
+        if not prop:
+            return prop
+        if inst.family == "tcgen05.commit":
+            v = identity(inst)
+            return frozenset((m, c | {v}) for m, c in prop)
+        if inst.op == "mbarrier" and is_mbarrier_wait(inst):
+            v = identity(inst)
+            return frozenset(p for p in prop if not any(_may_be_same_barrier(c, v) for c in p[1]))
+        return prop
+
+    def observe(_k, prop, inst, _facts):
+        want = pairs.get(inst.index)
+        if not want or not prop or inst.index in found:
+            return
+        hit = sorted(m for m, _c in prop if m in want)
+        if hit:
+            found[inst.index] = hit[0]
+
+    relevant = set(mmas) | set(pairs)
+    ctx.simulate(transfer, frozenset(), observe,
+                 relevant=lambda i: i.index in relevant or i.family == "tcgen05.commit" or i.op == "mbarrier")
+    return found
+
+
+@rule("TM307", "mma-operand-overwritten", "error",
+      "tcgen05.cp/st writes TMEM columns an earlier tcgen05.mma reads, with no completion of that MMA between")
+def mma_operand_overwritten(ctx):
+    """PTX ISA §9.7.16.6 (reference §3): tcgen05.mma is asynchronous and reads its TMEM operands (A, scale-A,
+    scale-B, sparsity metadata) while it executes; the cells may be written again only after the MMA completed:
+    ``tcgen05.commit`` to an mbarrier, then a wait on it.  The implicitly pipelined pairs (§9.7.16.6.1) are
+    cp→mma, shift→mma, mma→mma on the same accumulator and shape: mma→cp and mma→st are not among them.
+
+    Error when the writer is another warp class (no commit of the MMA's thread that the writer waits on:
+    ``SyncModel.completes_before``); a warning when the MMA's own thread writes next in issue order with no commit
+    and wait on that commit's barrier in between (CUTLASS's block-scaled mainloop loads the next K block's scale
+    factors that way: issue order, not the ISA, makes it work).  A wait on a barrier the analysis cannot tell
+    apart from the commit's counts as the completion (a documented limit: DeepGEMM's stage-rotated barriers)."""
+    accs = _accesses(ctx)
+    reads = [a for a in accs if a.op == "mma" and a.role in _MMA_READ_ROLES and _cells(a) is not None]
+    if not reads:
+        return
+    # an accumulator laid over another MMA's operands is a region overlap (TM401, TM403), not an ordering question
+    writers = [a for a in accs if a.writes and a.op != "mma" and _cells(a) is not None]
+    pairs: dict[int, list[int]] = {}
+    read_of: dict[tuple[int, int], object] = {}
+    for w in writers:
+        for r in reads:
+            if r.inst.index != w.inst.index and _overlap(_cells(r), _cells(w)):
+                pairs.setdefault(w.inst.index, []).append(r.inst.index)
+                read_of.setdefault((w.inst.index, r.inst.index), r)
+    if not pairs:
+        return
+    insts = ctx.function.instructions
+    sync = ctx.sync
+    classes = ctx.threads.classes
+    verdict: dict[int, tuple[int, bool]] = {}  # writer -> (mma, error)
+
+    # another warp class writes: the MMA must have completed (its thread's commit, waited on by the writer)
+    for w_idx, ms in sorted(pairs.items()):
+        w = insts[w_idx]
+        for m_idx in ms:
+            m = insts[m_idx]
+            for km in classes:
+                if not sync.executes(km, m):
+                    continue
+                for kw in classes:
+                    if kw is km or not sync.executes(kw, w):
+                        continue
+                    if sync.must_happen_before(w, kw, m, km) is True and not _in_cycle(ctx, w):
+                        continue  # the write only ever precedes the MMA (st of A, then the MMA)
+                    if sync.completes_before(m, km, w, kw) is False:
+                        verdict.setdefault(w_idx, (m_idx, True))
+    # the MMA's own thread writes next
+    for w_idx, m_idx in _same_thread_hazards(ctx, pairs).items():
+        verdict.setdefault(w_idx, (m_idx, False))
+    for w_idx, (m_idx, error) in sorted(verdict.items()):
+        w, m = insts[w_idx], insts[m_idx]
+        r = read_of[(w_idx, m_idx)]
+        lo, hi = _cells(r)[1:]
+        what = f"{w.family} writes TMEM columns [{lo}, {hi}) that the tcgen05.mma at line {m.span.line} reads as " \
+               f"{_MMA_READ_ROLES[r.role]}, with no completion of that MMA in between (tcgen05.commit to an " \
+               f"mbarrier, then a wait on it)"
+        if error:
+            ctx.report("TM307", w, what + ": the MMA may still be reading them", [(m, "the MMA reading them")])
+        else:
+            ctx.report("TM307", w, what + "; issued by the MMA's own thread, it relies on issue order (mma→"
+                                          f"{w.family.split('.', 1)[1]} is not an implicitly pipelined pair)",
+                       [(m, "the MMA reading them")], severity=Severity.WARNING)
+
+
+# ---- TM308 -------------------------------------------------------------------------------------------------------
+
+def _thread_indexed(ctx, inst) -> bool:
+    """Whether a ``brx.idx``'s index is a constant or a function of ``%tid.x`` (its targets per warp known)."""
+    from tmemlint.analysis.values import TOP
+
+    if not inst.operands:
+        return False
+    v = ctx.values.value(inst, inst.operands[0])
+    return v is not TOP and v[0] in ("c", "tid")
+
+
+def _shared_quarter(kx, ky, same: bool) -> bool:
+    """Whether two different warps, one of class ``kx`` and one of ``ky``, share a TMEM lane quarter (warp % 4,
+    PTX ISA §9.7.16.2.3): warps w and w + 4 do.  Within one class (``same``) only when its warps certainly run."""
+    if same and not kx.size_known:
+        return False
+    return any(a != b and a % 4 == b % 4 for a in kx.warps for b in ky.warps)
+
+
+@rule("TM308", "cross-warp-tmem-race", "error",
+      "two warps access the same TMEM cells, one with tcgen05.st, with no hand-over between them")
+def cross_warp_tmem_race(ctx):
+    """PTX ISA §9.7.16.2.3 (lane quarters) and §9.7.16.6 (reference §3, "ld/st → another thread"): warps ``w`` and
+    ``w + 4`` reach the same lane quarter; when two of them touch the same cells and one writes (tcgen05.st), the
+    writer's ``wait::st``, ``fence::before_thread_sync`` and an arrive must be ordered before the other's access
+    (its wait and ``fence::after_thread_sync``).  Reported when neither access is ordered before the other by any
+    barrier (``SyncModel``).  One warp reusing the cells of its own quarter needs no barrier and is not concerned;
+    a loop where only one direction is ordered is not reported, nor is code below a ``brx.idx`` whose index comes
+    from data (the warps that run it are not known): documented limits."""
+    from tmemlint.analysis.control import can_reach
+
+    accs = [a for a in _accesses(ctx) if a.op in ("ld", "st") and _cells(a) is not None]
+    if not any(a.op == "st" for a in accs):
+        return
+    # warp roles dispatched by data (Triton's brx.idx over a per-warp table in shared memory): which warps run
+    # the code below cannot be told from the warp index
+    dispatch = [i for i in ctx.function.instructions if i.op == "brx" and not _thread_indexed(ctx, i)]
+    accs = [a for a in accs if not any(can_reach(ctx, d, a.inst) for d in dispatch)]
+    sync = ctx.sync
+    classes = ctx.threads.classes
+    insts = ctx.function.instructions
+    reported: set[int] = set()
+    for i, x in enumerate(accs):
+        for y in accs[i:]:
+            if x.op != "st" and y.op != "st":
+                continue
+            if not _overlap(_cells(x), _cells(y)):
+                continue
+            target = y if y.op == "st" else x
+            other = x if target is y else y
+            if target.inst.index in reported:
+                continue
+            for kx in classes:
+                if target.inst.index in reported or not sync.executes(kx, x.inst):
+                    continue
+                for ky in classes:
+                    if not sync.executes(ky, y.inst) or not _shared_quarter(kx, ky, kx is ky):
+                        continue
+                    if kx is ky and x.inst.index != y.inst.index:
+                        continue  # program order within the class's own warps is not a cross-warp question
+                    if x.inst.index != y.inst.index or kx is not ky:
+                        a, b = sync.must_happen_before(x.inst, kx, y.inst, ky), \
+                            sync.must_happen_before(y.inst, ky, x.inst, kx)
+                        if a is not False or b is not False:
+                            continue
+                    reported.add(target.inst.index)
+                    lo, hi = _cells(target)[1:]
+                    verb = "write" if other.op == "st" else "read"
+                    ctx.report("TM308", insts[target.inst.index],
+                               f"tcgen05.st by {kx if target is x else ky!r} writes TMEM columns [{lo}, {hi}) that "
+                               f"{ky if target is x else kx!r} also {verb}s in the same lane quarter, with no "
+                               f"barrier or mbarrier ordering the two warps (wait::st, fence::before_thread_sync "
+                               f"and an arrive on one side; the wait and fence::after_thread_sync on the other)",
+                               [(insts[other.inst.index], f"the other warp's tcgen05.{other.op}")])
+                    break
+
+
+# ---- TM309 -------------------------------------------------------------------------------------------------------
+
+_GENERIC_WRITES = ("st", "stmatrix", "red", "atom")
+
+
+def _publishes(ctx) -> dict[int, str]:
+    """Remote arrive index → what it publishes: the arrives (through ``mapa``) that some warp class reaches after
+    writing TMEM (tcgen05.st) or, through the generic proxy, shared memory made visible to the async proxy
+    (``fence.proxy.async``), since its previous synchronization, having read no TMEM in between (a consumer's
+    release after tcgen05.ld publishes nothing the peer's MMA reads)."""
+    from tmemlint.analysis.order import peer_arrive_key
+
+    va = ctx.values
+    remote = {i.index for i in ctx.function.instructions if peer_arrive_key(va, i) is not None}
+    if not remote:
+        return {}
+    out: dict[int, str] = {}
+
+    def transfer(prop, inst):
+        wrote_tmem, smem, read_tmem = prop
+        fam, op = inst.family, inst.op
+        if fam == "tcgen05.st":
+            return (True, smem, read_tmem)
+        if fam == "tcgen05.ld":
+            return (wrote_tmem, smem, True)
+        if op in _GENERIC_WRITES and ("shared" in inst.parts or "shared::cta" in inst.parts):
+            return (wrote_tmem, 1, read_tmem)
+        if op == "fence" and "proxy" in inst.parts and "async" in inst.parts and smem == 1:
+            return (wrote_tmem, 2, read_tmem)
+        s = ctx.sync.site(inst)
+        if s is not None and (s.waits or inst.index in remote):
+            return (False, 0, False)
+        return prop
+
+    def observe(_k, prop, inst, _facts):
+        if inst.index not in remote:
+            return
+        wrote_tmem, smem, read_tmem = prop
+        if read_tmem or inst.index in out:
+            return
+        if wrote_tmem:
+            out[inst.index] = "TMEM written with tcgen05.st"
+        elif smem == 2:
+            out[inst.index] = "shared memory written for the async proxy"
+
+    ctx.simulate(transfer, (False, 0, False), observe,
+                 relevant=lambda i: i.op in ("tcgen05", "st", "stmatrix", "red", "atom", "fence", "mbarrier",
+                                             "bar", "barrier"))
+    return out
+
+
+def _cluster_release(inst) -> bool:
+    """Whether an mbarrier arrive releases at cluster scope: ``.release`` (the default) with ``.cluster`` scope
+    (PTX ISA §9.7.13.15.13: the defaults are ``.release`` and ``.cta``)."""
+    return "cluster" in inst.parts and "relaxed" not in inst.parts
+
+
+@rule("TM309", "remote-release-scope", "error",
+      "a remote mbarrier arrive with .cta or .relaxed semantics publishing data a peer's paired tcgen05 op reads")
+def remote_release_scope(ctx):
+    """PTX ISA §9.7.13.15.13 (mbarrier.arrive: ``.release`` and ``.cta`` by default) and the memory consistency
+    model (§8: a release at CTA scope is not observed by a thread of another CTA): a warp that writes data and then
+    arrives on the leader CTA's mbarrier through ``mapa`` so that the leader's ``.cta_group::2`` mma or cp reads
+    it must arrive with ``.release.cluster``.  Reported when the arrive has ``.cta`` scope or ``.relaxed``
+    semantics, the arriving warp wrote TMEM (tcgen05.st) or shared memory for the async proxy since its previous
+    synchronization and read no TMEM, and a warp of the kernel waits on that barrier and then issues a paired
+    tcgen05.mma or tcgen05.cp.  An epilogue's release of the accumulator after tcgen05.ld publishes nothing and
+    is not concerned; nor is a ``fence.acq_rel.cluster`` before the arrive."""
+    from tmemlint.analysis.control import can_reach
+    from tmemlint.analysis.order import peer_arrive_key
+    from tmemlint.analysis.sync import cta_group
+
+    insts = ctx.function.instructions
+    paired = [i for i in insts if i.family in ("tcgen05.mma", "tcgen05.cp") and cta_group(i) == 2]
+    if not paired:
+        return
+    sync = ctx.sync
+    va = ctx.values
+    for idx, what in sorted(_publishes(ctx).items()):
+        arrive = insts[idx]
+        if _cluster_release(arrive) or _fenced_cluster(ctx, arrive):
+            continue
+        key = peer_arrive_key(va, arrive)
+        waits = [i for i in insts if (s := sync.site(i)) is not None and s.waits and s.key.may_alias(key)]
+        consumer = next((p for w in waits for p in paired if can_reach(ctx, w, p)), None)
+        if consumer is None:
+            continue
+        sem = "relaxed" if "relaxed" in arrive.parts else "release"
+        scope = "cluster" if "cluster" in arrive.parts else "cta"
+        ctx.report("TM309", arrive, f"arrives on a peer CTA's mbarrier (mapa) with .{sem}.{scope} semantics after "
+                                    f"{what}: the paired {consumer.family} that waits on it reads that data, and "
+                                    f"only a .release.cluster arrive makes the writes visible to the peer CTA",
+                   [(consumer, "the paired operation that reads the data")])
+
+
+def _fenced_cluster(ctx, arrive) -> bool:
+    """Whether a cluster-scope fence (``fence.acq_rel.cluster``, ``fence.sc.cluster``) immediately precedes
+    ``arrive`` in its basic block (fence then relaxed arrive is a release pattern, §8.7)."""
+    insts = ctx.function.instructions
+    for j in range(arrive.index - 1, max(arrive.index - 8, -1), -1):
+        i = insts[j]
+        if i.op == "fence" and "cluster" in i.parts and ("acq_rel" in i.parts or "sc" in i.parts):
+            return True
+        if i.op in ("bra", "brx", "ret", "exit") or i.family.startswith("tcgen05.st"):
+            return False
+    return False
