@@ -79,7 +79,7 @@ __device__ __forceinline__ uint64_t make_sf_desc(const void* p) {
 __device__ __forceinline__ void tcgen05_before_sync() { asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory"); }
 __device__ __forceinline__ void tcgen05_after_sync() { asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory"); }
 __device__ __forceinline__ void utccp_32x128b_warpx4(uint32_t taddr, uint64_t sdesc) {
-  asm volatile("tcgen05.cp.cta_group::1.32x128b.warpx4 [%0], %1;" :: "r"(taddr), "l"(sdesc));
+  asm volatile("tcgen05.cp.cta_group::1.32x128b.warpx4 [%0], %1; // expect: TM307" :: "r"(taddr), "l"(sdesc));
 }
 __device__ __forceinline__ void umma_mxf8f6f4(uint32_t d, uint64_t adesc, uint64_t bdesc, uint32_t idesc,
                                               uint32_t sfa, uint32_t sfb, bool accumulate) {
