@@ -10,6 +10,11 @@ from tmemlint.engine import lint_file
 
 load_all()
 
+#: Rows whose verdict a later rule overturns, with the findings tmemlint gives instead and why. Case 18's good kernel
+#: issues the paired tcgen05.mma and tcgen05.commit from thread 0 of *both* CTAs of the pair (no %cluster_ctarank
+#: test): PTX ISA Table 46 has one thread of the CTA pair issue them, which is TM112 (issue 15); the case predates it.
+OVERTURNED = {"18_mixed_cta_group/good.ptx": [("TM112", 36), ("TM112", 37)]}
+
 
 def _rows():
     if not SHARED.is_dir():
@@ -36,7 +41,10 @@ def _rows():
 def test_case_expectation(path, want, line):
     found = lint_file(path).findings
     got = sorted((f.code, f.line) for f in found)
-    if want == "clean":
+    overturned = OVERTURNED.get(f"{path.parent.name}/{path.name}")
+    if overturned is not None:
+        assert got == overturned
+    elif want == "clean":
         assert got == []
     elif line is None:
         assert want in {c for c, _ in got}, got
