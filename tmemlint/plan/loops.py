@@ -57,10 +57,15 @@ class LoopColumns:
             n = self._trip_count(loop)
         except (RecursionError, ValueError):
             return None
-        if v is None or n is None or v.phi or type(v.base) is not TmemAddr or not v.base.offsets:
+        if v is None or n is None or v.phi:
             return None
-        offs = frozenset((b + off + v.coef * i) & _MASK for b in v.base.offsets for i in range(n))
-        return TmemAddr(v.base.slot, offs, v.base.exact)
+        base = v.base
+        if type(base) is frozenset and base and self.sets.constant_slot is not None:
+            base = TmemAddr(self.sets.constant_slot, base)  # integer addresses: columns from the known base 0
+        if type(base) is not TmemAddr or not base.offsets:
+            return None
+        offs = frozenset((b + off + v.coef * i) & _MASK for b in base.offsets for i in range(n))
+        return TmemAddr(base.slot, offs, base.exact)
 
     # ---- affine values ---------------------------------------------------------------------------------------
     def _reg(self, name: str, at: int, loop, phi, depth: int) -> _Lin | None:

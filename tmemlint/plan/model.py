@@ -27,6 +27,7 @@ GUARDS = {
     "none": 5,
     "thread-barrier": 4,
     "mbarrier": 3,
+    "conditional-wait": 2,
     "same-thread-wait": 1,
     "mbarrier+tcgen05": 1,
     "barrier+tcgen05": 1,
@@ -45,8 +46,9 @@ _WARP_WIDE = {"ld", "st"}
 #: The roles whose addresses define a region of each kind (its stages come from their column sets).
 _KIND_ROLES = {"accumulator": ("d",), "A": ("a",), "scale-A": ("scale-a",), "scale-B": ("scale-b",),
                "metadata": ("sp",), "data": ("st", "cp", "shift")}
-#: Rules whose findings concern where a region lies (attached to the regions whose accesses they name).
-_REGION_CODES = {"TM203", "TM204", "TM401", "TM402", "TM403"}
+#: Rules whose findings at an access's line are not about its region (registers, allocation sites, input).
+_NOT_REGION_CODES = {"TM101", "TM102", "TM103", "TM104", "TM105", "TM106", "TM107", "TM108", "TM109", "TM110",
+                     "TM111", "TM112", "TM301", "TM900", "TM901", "TM902", "TM903"}
 #: Rules whose findings concern the order of a read and a later write of the same cells (attached to reuse edges).
 _EDGE_CODES = {"TM302", "TM303", "TM304", "TM306", "TM307", "TM308"}
 
@@ -146,6 +148,7 @@ class _Kernel:
             groups.setdefault(tuple(warps_of(cls, self.threads)), []).append(a)
         base = self.sets
         self._resolve_loops()
+        self._infer_widths()
         for ws, accs in groups.items():
             sets = AddressSets(self.va, self.threads.n_threads, base.constant_slot, warps=ws)
             for a in accs:
@@ -154,6 +157,43 @@ class _Kernel:
                         and got.offsets <= a.addr.offsets and got.offsets:
                     a.addr = got
 
+    def _infer_widths(self) -> None:
+        """An MMA whose instruction descriptor is a runtime value (a kernel parameter: CUTLASS's tutorials) has no
+        known N; its accumulator is then as wide as the contiguous tcgen05.ld readback that starts at its columns,
+        up to the next stage or the next other operand (``self.inferred`` lists the lines)."""
+        self.inferred: list[int] = []
+        lds = [a for a in self.accesses if a.role == "ld" and a.addr is not None and a.addr.exact and a.columns]
+        if not lds:
+            return
+        starts_of_others = {}
+        for a in self.accesses:
+            if a.addr is not None and a.role != "ld" and a.intervals():
+                starts_of_others.setdefault(a.addr.slot, set()).update(lo for lo, _ in a.intervals())
+        for a in self.accesses:
+            if a.role != "d" or a.columns is not None or a.addr is None or not a.addr.exact:
+                continue
+            slot = a.addr.slot
+            ivs = sorted(iv for x in lds if x.addr.slot == slot for iv in x.intervals())
+            stops = set(a.addr.columns) | starts_of_others.get(slot, set())
+            widths = set()
+            for c in a.addr.columns:
+                e = c
+                grew = True
+                while grew:
+                    grew = False
+                    for lo, hi in ivs:
+                        if lo <= e < hi and not any(e < t < hi for t in stops):
+                            e, grew = hi, True
+                        elif lo == e and not any(e < t < hi for t in stops):
+                            e, grew = hi, True
+                    if any(t == e for t in stops if t != c):
+                        break
+                if e > c:
+                    widths.add(e - c)
+            if len(widths) == 1:
+                a.columns = widths.pop()
+                self.inferred.append(a.inst.span.line)
+
     def _resolve_loops(self) -> None:
         """Accesses anchored by a loop-varying offset (``taddr + 32·chunk``) get every iteration's columns when
         the loop is counted (``tmemlint.plan.loops``)."""
@@ -161,11 +201,13 @@ class _Kernel:
 
         lc = None
         for a in self.accesses:
-            if a.addr is None or a.addr.exact:
+            if a.addr is not None and a.addr.exact or self.flow.loop_of(a.inst.index) is None:
+                continue
+            if a.addr is None and self.sets.constant_slot is None:
                 continue
             lc = lc or LoopColumns(self.insts, self.va, self.sets, self.flow)
             got = lc.address(a.inst, a.op_index)
-            if got is not None and got.exact and got.slot == a.addr.slot:
+            if got is not None and got.exact and (a.addr is None or got.slot == a.addr.slot):
                 a.addr = got
 
     # ---- helpers ---------------------------------------------------------------------------------------
@@ -317,7 +359,7 @@ class _Kernel:
 
     def region_findings(self, r: Region) -> list[dict]:
         lines = {a.inst.span.line for a in r.writers + r.readers}
-        return [_finding_ref(f) for f in self.findings if f.code in _REGION_CODES and f.line in lines]
+        return [_finding_ref(f) for f in self.findings if f.code not in _NOT_REGION_CODES and f.line in lines]
 
     def region_rows(self) -> list[dict]:
         rows = []
@@ -494,7 +536,11 @@ class _Kernel:
                     if key in seen:
                         continue
                     seen.add(key)
-                    edges.append(self._same_thread_edge(r, rd, w_idx[wi]))
+                    wa = w_idx[wi]
+                    if self._relation(rd, wa) == "same thread":
+                        edges.append(self._same_thread_edge(r, rd, wa))
+                    else:  # a warp's ld then one elected thread's mma: the other threads hand over
+                        edges.append(self._cross_thread_edge(r, rd, wa, self.flow.only_via_back_edge(ri, wi)))
                 # other warps: last reader of its iteration → first writer of the writer's iteration
                 later_reads = self.flow.reach(ri, lambda j: j in r_idx, back_edges=False)
                 if later_reads:
@@ -544,12 +590,7 @@ class _Kernel:
     def _edge(self, r: Region, rd: Access, wa: Access, same: bool, nxt: bool, guard: str, present: list[str],
               missing: list[str], ordered: bool | None = None) -> dict:
         rw, ww = self.warps(rd.inst.index), self.warps(wa.inst.index)
-        if same and rw == ww and (rd.role in _WARP_WIDE) == (wa.role in _WARP_WIDE):
-            relation = "same thread"
-        elif same and set(ww) <= set(rw):
-            relation = "same warp, other lanes" if len(rw) == 1 else "same warps, other threads"
-        else:
-            relation = "other warps"
+        relation = self._relation(rd, wa)
         rl, wl = rd.inst.span.line, wa.inst.span.line
         found = [_finding_ref(f) for f in self.findings if f.code in _EDGE_CODES and f.line in (rl, wl)
                  and (not f.related or {x.line for x in f.related} & {rl, wl} or f.line == wl)]
@@ -570,6 +611,19 @@ class _Kernel:
             "_ri": rd.inst.index,
             "_wi": wa.inst.index,
         }
+
+    def _relation(self, rd: Access, wa: Access) -> str:
+        """``same thread`` when the very threads that read also write (one warp class, the same warps, the same
+        issue granularity: warp-wide ld/st or one thread's mma/cp/shift); ``same warp, other lanes`` /
+        ``same warps, other threads`` when the warps overlap; else ``other warps``."""
+        rc = self.exec_by.get(rd.inst.index, frozenset())
+        wc = self.exec_by.get(wa.inst.index, frozenset())
+        rw, ww = self.warps(rd.inst.index), self.warps(wa.inst.index)
+        if rc & wc and rw == ww and (rd.role in _WARP_WIDE) == (wa.role in _WARP_WIDE):
+            return "same thread"
+        if set(rw) & set(ww):
+            return "same warp, other lanes" if len(rw) == 1 and rw == ww else "same warps, other threads"
+        return "other warps"
 
     def _same_thread_edge(self, r: Region, rd: Access, wa: Access) -> dict:
         ri, wi = rd.inst.index, wa.inst.index
@@ -595,8 +649,14 @@ class _Kernel:
                 present.append("tcgen05.commit")
             if wait:
                 present.append("mbarrier wait on the committed barrier")
+            some_wait = not wait and bool(f.reach(ri, lambda j: _is_mbar_wait(self.insts[j])
+                                                  and self._waits_on(j, keys) and f.reachable(j, wi)))
             if commit and wait:
                 guard = "same-thread-wait"
+            elif commit and some_wait:
+                present.append("mbarrier wait on the committed barrier on some paths only (a conditional wait, "
+                               "e.g. skipped while the stages fill)")
+                guard = "conditional-wait"
             else:
                 guard = "none"
                 missing.append(f"completion of the {rd.op} before the {wa.op} (tcgen05.commit, then an mbarrier wait"
@@ -635,7 +695,7 @@ class _Kernel:
         k = self._barrier_key(j)
         return k is None or any(k.may_alias(x) for x in keys)
 
-    def _cross_thread_edge(self, r: Region, rd: Access, wa: Access) -> dict:
+    def _cross_thread_edge(self, r: Region, rd: Access, wa: Access, nxt: bool | None = None) -> dict:
         ri, wi = rd.inst.index, wa.inst.index
         f = self.flow
         insts = self.insts
@@ -648,7 +708,14 @@ class _Kernel:
 
         outs_m = f.reach(ri, mb_out, back_edges=False) or f.reach(ri, mb_out)
         outs_b = f.reach(ri, lambda j: _is_bar(insts[j]), back_edges=False)
-        ins_m = f.reach(wi, mb_in, forward=False, back_edges=False) or f.reach(wi, mb_in, forward=False)
+        keys = [k for k in (self._barrier_key(h) for h in outs_m) if k is not None]
+
+        def mb_in_keyed(j):  # a wait on the barrier the reader arrives on (not another pipeline's full barrier)
+            return _is_mbar_wait(insts[j]) and (not keys or self._waits_on(j, keys))
+
+        ins_m = f.reach(wi, mb_in_keyed, forward=False, back_edges=False) or \
+            f.reach(wi, mb_in_keyed, forward=False) or \
+            f.reach(wi, mb_in, forward=False, back_edges=False) or f.reach(wi, mb_in, forward=False)
         ins_b = f.reach(wi, lambda j: _is_bar_wait(insts[j]), forward=False, back_edges=False)
         present, missing = [], []
         mbar_out, mbar_in = bool(outs_m), bool(ins_m)
@@ -694,8 +761,9 @@ class _Kernel:
         else:
             missing.append("any synchronization between the reading and the writing warps")
             guard = "none"
-        return self._edge(r, rd, wa, False, self.flow.loop_of(wi) is not None, guard, present, missing,
-                          self._happens_before(rd.inst, wa.inst))
+        if nxt is None:
+            nxt = self.flow.loop_of(wi) is not None
+        return self._edge(r, rd, wa, False, nxt, guard, present, missing, self._happens_before(rd.inst, wa.inst))
 
     def _happens_before(self, a: Instruction, b: Instruction) -> bool | None:
         """``analysis.order``'s verdict that every warp class executing ``b`` does so after every class executing
@@ -860,6 +928,10 @@ class _Kernel:
         riskiest = weakest = None
         for e in edges:
             e["at_risk"] = bool(e["findings"]) or e["ordered"] is False
+            if e["findings"] and not e["missing"]:  # the checker knows what is missing: say it
+                e["missing"] = [f"{f['code']}: {f['message']}" for f in e["findings"]]
+            elif e["ordered"] is False and not e["missing"]:
+                e["missing"] = ["an ordering between the reading and the writing warps (analysis.order finds none)"]
         if edges:
             weakest = edges.index(max(edges, key=lambda e: (e["risk"], -e["reader"]["line"], -e["writer"]["line"])))
             risky = [e for e in edges if e["at_risk"]]
@@ -932,6 +1004,10 @@ class _Kernel:
                                 "threads", "from_code": False})
         else:
             out.append({"text": f"{header['threads_per_cta']} threads per CTA (.reqntid/.maxntid)", "from_code": True})
+        if self.inferred:
+            out.append({"text": f"the instruction descriptor of the MMAs at lines {', '.join(map(str, self.inferred[:6]))}"
+                                f"{' …' if len(self.inferred) > 6 else ''} is a runtime value: their accumulator "
+                                f"width is the tcgen05.ld readback that starts at their columns", "from_code": False})
         if any(r.anchored for r in self.rmap.regions):
             out.append({"text": "an address with a loop-varying offset is placed at its known part (the plan is "
                                 "incomplete there)", "from_code": False})

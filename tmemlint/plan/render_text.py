@@ -13,6 +13,7 @@ _GUARD_TEXT = {
     "mbarrier+tcgen05": "mbarrier + tcgen05 waits and fences",
     "barrier+tcgen05": "barrier + tcgen05 waits and fences",
     "same-thread-wait": "same-thread order with the wait",
+    "conditional-wait": "same-thread order with a wait on some paths",
     "pipelined": "same-thread pipelined pair",
 }
 
@@ -112,7 +113,8 @@ def render_kernel(k: dict) -> str:
         mark = "!" if n == k["riskiest_edge"] else " "
         it = ", next iteration" if e["next_iteration"] else ""
         rel = e.get("relation", "same thread" if e["same_thread"] else "other warps")
-        who = rel if rel != "other warps" else f"{e['reader']['warps']} -> {e['writer']['warps']}"
+        who = rel if rel == "same thread" else f"{e['reader']['warps']} -> {e['writer']['warps']}" + (
+            "" if rel == "other warps" else f", {rel}")
         fs = f"; check: {_findings(e['findings'])}" if e.get("findings") else ""
         out.append(f" {mark}{e['region']} {_span(e['columns'])}: {e['reader']['op']} line "
                    f"{e['reader']['line']} -> {e['writer']['op']} line {e['writer']['line']} ({who}{it}): "
