@@ -48,10 +48,6 @@ SOURCE_GAPS: dict[str, str] = {
         "alloc runs once and that the dealloc runs exactly when the loop ran (PTX mode has the TM101/TM105 gap too)",
     "fixtures/patterns/persistent_loop_alloc_flags_bad.cu":
         "TM305 on the dealloc (line 83), the `had_tile` flag gap of persistent_loop_alloc_flags.cu",
-    "fixtures/patterns/mbarrier_slot_handover.cu":
-        "TM205 on the epilogue's slot read (line 94): the mbarrier hand-over (tmem_provisioned) is not matched in "
-        "source mode's IR, where the roles are the enum conversion WarpCategory(warp_idx) of a __shfl_sync warp "
-        "index (PTX mode: no finding)",
     "fixtures/patterns/persistent_roles_data_tiles_bad.cu":
         "TM205 (line 101) and TM305 (line 102) are not reported in source mode: the data-chosen paths of the "
         "happens-before analysis (commit debff2f, which added this fixture) are undecided on source mode's IR",
@@ -75,7 +71,6 @@ MODES_DIFFER: dict[str, str] = {
         "both modes miss the flag correlation, differently: PTX adds TM108 (the or of the warp and flag predicates), "
         "source mode TM305 (the had_tile flag)",
     "fixtures/patterns/persistent_loop_alloc_flags_bad.cu": "source mode adds TM305 (the had_tile flag gap)",
-    "fixtures/patterns/mbarrier_slot_handover.cu": "source mode adds TM205 (see SOURCE_GAPS)",
     "fixtures/patterns/persistent_roles_data_tiles_bad.cu": "source mode misses TM205 and TM305 (see SOURCE_GAPS)",
 }
 
@@ -203,3 +198,23 @@ def test_case16_compile_mode_maps_to_the_cu_line():
     six = next(f for f in found if f.line == 6 and f.code == "TM109")
     assert "line 18" in six.message  # the PTX line of the branch is mapped to the .cu line too
     assert (19, "called from here (inlined)") in {(r.line, r.message) for r in six.related}
+
+
+@pytest.mark.parametrize("cond, want", [
+    ("threadIdx.x % 32 == 0", []),
+    # lane 0 arrives only when a CTA-uniform value says so: on the other path no lane arrives, the read is unordered
+    ("threadIdx.x % 32 == 0 && K > 64", [(94, 14, 30, "TM205")]),
+    ("threadIdx.x % 32 == 0 && (K & 64)", [(94, 14, 30, "TM205")]),
+])
+def test_lane_zero_hand_over_after_a_loop_the_other_lanes_join(cond, want):
+    """mbarrier_slot_handover.cu: lane 0 of the MMA warp arrives on tmem_provisioned, the other lanes' exit states
+    of the tile loop (zero-trip and looping) are joined by the path simulation, so their uniform facts are those of
+    neither of lane 0's paths; the warp's arrival is still lane 0's on every path (order.releases_after unites the
+    keys lane by lane), and it is not when lane 0's arrival is conditional."""
+    path = FIXTURES / "patterns" / "mbarrier_slot_handover.cu"
+    old = "if (threadIdx.x % 32 == 0) mbar_arrive(smem_u32(&tmem_provisioned));"
+    src = path.read_text().replace(old, f"if ({cond}) mbar_arrive(smem_u32(&tmem_provisioned));")
+    assert old in path.read_text()
+    from tmemlint.engine import lint_source
+
+    assert [(f.line, f.column, f.end_column, f.code) for f in lint_source(src, "k.cu", Options())] == want

@@ -123,6 +123,9 @@ def sync_site(values, inst: Instruction) -> SyncSite | None:
 #: Barrier phases counted exactly below this many; this many or more (a loop) is "many".
 MANY = 4
 
+#: Exit states of a class above which ``releases_after`` does not unite the keys lane by lane.
+_MAX_LANE_STATES = 64
+
 #: Branch-fact sets kept per instruction before they are taken as unknown.
 _MAX_FACT_SETS = 32
 
@@ -277,14 +280,43 @@ class SyncModel:
         # one entry per CTA-uniform path: exit states that differ only in thread-predicate facts are lanes of one
         # warp (an mbarrier arrive by lane 0 alone is the warp's arrival), so their keys are united
         merged: dict[int, dict[frozenset, frozenset]] = {}
+        states: dict[int, list] = {}  # anchor -> [(uniform facts, thread-predicate facts, keys)] of the exit states
         for _k, exits in self.ctx.simulate(transfer, frozenset(), classes=[klass], relevant=self._relevant):
             for ex in exits:
                 uniform = self._uniform(ex.facts)
+                lane = frozenset(f for f in ex.facts if is_lane_fact(f[0]))
                 for a, ks in ex.prop:
                     per = merged.setdefault(a, {})
                     per[uniform] = per.get(uniform, frozenset()) | ks
+                    states.setdefault(a, []).append((uniform, lane, ks))
+        for a, per in merged.items():
+            if len(states[a]) <= _MAX_LANE_STATES:
+                for uniform in per:
+                    per[uniform] = per[uniform] | self._every_lane_keys(uniform, states[a])
         out = {a: [(ks, facts) for facts, ks in per.items()] for a, per in merged.items()}
         self._releases[cache_key] = (klass, out)
+        return out
+
+    def _every_lane_keys(self, uniform: frozenset, states: list) -> frozenset:
+        """The keys the warp arrives on in every CTA-uniform situation that agrees with ``uniform``, from the lanes:
+        each lane ends in one of the exit ``states`` whose uniform facts agree with ``uniform`` and whose
+        thread-predicate facts do not contradict its own, so it arrives on the keys all of those have in common;
+        the warp on the union of its lanes' keys.  The lanes are represented by the thread-predicate facts of the
+        states (``lane == 0``, ``lane != 0``).  This finds lane 0's arrival for the path where the other lanes'
+        exit states were joined (the simulation intersects the facts of states with equal properties: the other
+        lanes' zero-trip and looping paths of the MMA warp's loop, whose uniform facts are then those of neither)."""
+        out: frozenset = frozenset()
+        for sig in {lane for _, lane, _ in states}:
+            want = dict(sig)
+            common = None
+            for u, lane, ks in states:
+                if any(want.get(k, v) != v for k, v in lane) or not self._agree(u, uniform):
+                    continue
+                common = ks if common is None else common & ks
+                if not common:
+                    break
+            if common:
+                out = out | common
         return out
 
     def must_happen_before(self, a: Instruction, ka: "WarpClass", b: Instruction, kb: "WarpClass") -> bool | None:
