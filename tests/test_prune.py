@@ -132,13 +132,13 @@ def test_a_syntax_error_in_a_function_that_is_not_needed_is_not_reported():
         parser.parse_text(bad, "m.ptx")
 
 
-def test_the_first_syntax_error_of_the_file_when_a_needed_function_has_one():
-    """A needed function that does not parse: the whole text is parsed for the reference diagnostic, so the
-    error reported is the file's first one (here in a function that is not needed)."""
+def test_a_syntax_error_in_a_needed_function_is_reported_there():
+    """A needed function that does not parse gives TM900 at its own error (issue 19, item 4: the other functions
+    are still analysed, ``parser.parse_isolating``); the error in a function that is not needed stays unseen."""
     bad = MODULE.replace(".func unused()\n{\n\tret;", ".func unused()\n{\n\tret )")
     bad = bad.replace("\tmov.u32 %r1, slot;", "\tmov.u32 %r1 slot;")
-    got = [(f.code, f.line) for f in lint_text(bad, "m.ptx")]
-    assert got == [("TM900", bad.split("\n").index("\tret )") + 1)]
+    got = [(f.code, f.line, f.column) for f in lint_text(bad, "m.ptx")]
+    assert got == [("TM900", bad.split("\n").index("\tmov.u32 %r1 slot;") + 1, 14)]
 
 
 def test_the_line_limit_counts_the_parsed_lines(monkeypatch):

@@ -173,6 +173,7 @@ def lint_text(text: str, path: str, options: Options | None = None) -> list[Find
             parse_text(text, path)  # raises the limit's PTXLimitError
     except parser.PTXLimitError as e:
         return _over_limit(path, e.message, options)
+    broken: list = []  # functions whose body does not parse (parser.parse_isolating)
     try:
         if lay is None:
             module = parse_text(text, path)
@@ -181,7 +182,7 @@ def lint_text(text: str, path: str, options: Options | None = None) -> list[Find
                 found = _lint_parts(lay, path, options)
                 if found is not None:
                     return finish_findings(found, text, path, options)
-            module = parser.parse_layout(lay, path)
+            module, broken = parser.parse_isolating(lay, path)
     except PTXSyntaxError as e:  # TM900, or TM901 for a PTXLimitError
         found = [_finding(path, e.code, e.line, e.column, e.end_column, e.message)]
         return finish_findings([f for f in found if f.code == "TM900" or options.wants(f.code)], text, path,
@@ -191,7 +192,18 @@ def lint_text(text: str, path: str, options: Options | None = None) -> list[Find
         first = 1
         return finish_findings([_finding(path, "TM900", first, 1, 2, "not a PTX module: no .version directive")],
                                text, path, options, rules_ran=False)
+    if broken:
+        return _isolated(module, broken, text, path, options)
     return finish_findings(lint_module(module, path, options), text, path, options)
+
+
+def _isolated(module: Module, broken: list, text: str, path: str, options: Options) -> list[Finding]:
+    """Findings of a module whose functions in ``broken`` (``(PTXSyntaxError, (first, last))`` pairs from
+    ``parser.parse_isolating``) did not parse: TM900 at each error, the rules on the other functions; unused
+    suppressions inside a broken function are not reported (its rules did not run)."""
+    found = [_finding(path, "TM900", e.line, e.column, e.end_column, e.message) for e, _ in broken]
+    out = finish_findings(found + lint_module(module, path, options), text, path, options)
+    return [f for f in out if f.code != "TM902" or not any(lo <= f.line <= hi for _, (lo, hi) in broken)]
 
 
 #: The parts of the file being split (``_lint_parts``), read by forked workers (``_lint_part_at``).

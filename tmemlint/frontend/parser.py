@@ -247,6 +247,67 @@ def parse_layout(lay, path: str) -> Module:
     return parse_module(lay.text, path)
 
 
+#: At most this many functions with a syntax error are left out before the file is reported as one error.
+MAX_ISOLATED = 32
+
+
+def parse_isolating(lay, path: str) -> tuple[Module, list[tuple[PTXSyntaxError, tuple[int, int]]]]:
+    """``parse_layout`` that keeps going past syntax errors inside function bodies: a needed function whose text
+    does not parse is parsed as a stub (its header and braces, an empty body; ``split.Layout.render``) and its
+    error is returned with the function's 1-based line range ``(first, last)``, so the other functions are still
+    analysed.  Returns the module and those errors (none for a text that parses).  An error outside every needed
+    function (module directives, declarations, a function's header), more than ``MAX_ISOLATED`` broken functions,
+    or a limit: raised as ``parse_layout`` raises it (the first error of the file)."""
+    from tmemlint.frontend.split import Layout
+
+    check_code_lines(lay)
+    keep = list(lay.keep)
+    firsts: list[int] = []
+    line, pos = 1, 0
+    for u in lay.units:
+        line += lay.text.count("\n", pos, u.start)
+        firsts.append(line)
+        pos = u.start
+    errors: list[tuple[PTXSyntaxError, tuple[int, int]]] = []
+    cur = lay
+    while True:
+        try:
+            return parse_module(cur.pruned() if cur.skips else cur.text, path), errors
+        except PTXLimitError:
+            raise
+        except PTXSyntaxError as e:
+            hit = [i for i, u in enumerate(lay.units) if keep[i] and u.kind in ("entry", "func")
+                   and _brace_line(lay, i, firsts) < e.line <= firsts[i] + u.lines - 1]
+            if not hit or len(errors) >= MAX_ISOLATED:
+                return parse_layout(lay, path), []  # raises the reference error of the file
+            i = hit[0]
+            keep[i] = False
+            errors.append((e, (firsts[i], firsts[i] + lay.units[i].lines - 1)))
+            _drop_callers(lay, keep, lay.units[i])
+            cur = Layout(lay.text, lay.units, keep)
+
+
+def _brace_line(lay, i: int, firsts: list[int]) -> int:
+    """The 1-based line of the opening brace of unit ``i`` (an error on it or before it is in the header)."""
+    u = lay.units[i]
+    return firsts[i] + lay.text.count("\n", u.start, u.open)
+
+
+def _drop_callers(lay, keep: list[bool], broken) -> None:
+    """Stub the functions that call the ``.func`` ``broken`` (transitively): analysed against its empty stub they
+    would report what its real body does (a dealloc done by the callee would look missing)."""
+    import re
+
+    names = [broken.name] if broken.kind == "func" and broken.name else []
+    while names:
+        word = re.compile(r"(?<![\w$%])" + re.escape(names.pop()) + r"(?![\w$])")
+        for j, u in enumerate(lay.units):
+            if keep[j] and u.kind in ("entry", "func") and word.search(lay.text, u.open, u.close):
+                keep[j] = False
+                if u.kind == "func" and u.name:
+                    names.append(u.name)
+
+
 def check_code_lines(lay) -> None:
     """Raise PTXLimitError when more than ``MAX_LINES`` lines of the layout ``lay`` are left to parse (its
     ``code_lines``: debug sections, initializer lists and the bodies of functions that are not needed do not

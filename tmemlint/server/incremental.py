@@ -115,8 +115,51 @@ def lint_incremental(text: str, path: str, options: Options, known: dict[str, li
         got = known.get(key)
         if got is None:
             got = _lint_part(ptext, path, options, owned)
-            if got is None:  # the part does not parse: the whole text decides (TM900 where the error is)
+            if got is None:  # a function of the part does not parse: TM900 there, the others analysed
+                got = _lint_part_isolating(ptext, path, options, owned)
+            if got is None:  # an error outside the functions: the whole text decides
                 return lint_document(text, path, options), {}
         used[key] = got
         found.extend(_moved(f, removed) for f in got)  # copies: finish_findings sets severities, fingerprints
-    return finish_findings(found, text, path, options), used
+    out = finish_findings(found, text, path, options)
+    broken = [(f.line, f.line) for f in found if f.code == "TM900"]
+    if broken:  # unused suppressions in a function that did not parse are not reported (as lint_text does)
+        spans = _function_spans(text, [ln for ln, _ in broken])
+        out = [f for f in out if f.code != "TM902" or not any(lo <= f.line <= hi for lo, hi in spans)]
+    return out, used
+
+
+def _lint_part_isolating(ptext: str, path: str, options: Options, owned: list[tuple[int, int]]
+                         ) -> list[Finding] | None:
+    """The findings of a part whose functions do not all parse (``parser.parse_isolating``): TM900 at each error in
+    the owned lines, the rules on the owned functions that parse; None when the part cannot be read that way."""
+    from tmemlint.checks.registry import RULES
+    from tmemlint.engine import lint_module
+
+    lay = layout(ptext, prune=PRUNE)
+    if lay is None:
+        return None
+    try:
+        module, broken = parser.parse_isolating(lay, path)
+    except parser.PTXSyntaxError:
+        return None
+    if module.version is None:
+        return None
+    r = RULES["TM900"]
+    out = [Finding(path, e.line, e.column, e.line, e.end_column, r.code, r.name, r.severity, e.message)
+           for e, (lo, _) in broken if any(a <= lo <= b for a, b in owned)]
+    return out + lint_module(module, path, options, owned)
+
+
+def _function_spans(text: str, lines: list[int]) -> list[tuple[int, int]]:
+    """The 1-based line ranges of the functions of ``text`` that hold one of ``lines``."""
+    lay = layout(parser.normalize(text), prune=False)
+    if lay is None:
+        return []
+    out, line, pos = [], 1, 0
+    for u in lay.units:
+        line += text.count("\n", pos, u.start)
+        pos = u.start
+        if u.kind in ("entry", "func") and any(line <= ln < line + u.lines for ln in lines):
+            out.append((line, line + u.lines - 1))
+    return out

@@ -22,6 +22,7 @@ from tmemlint.findings import Finding, Related
 from tmemlint.frontend.cuda.common import Diagnostic, macro_hint
 from tmemlint.frontend.cuda.lower import Lowering
 from tmemlint.frontend.cuda.preprocess import preprocess
+from tmemlint.frontend.cuda.recover import close_unfinished
 from tmemlint.frontend.cuda.sourcemap import Preprocessed, Region
 from tmemlint.frontend.cuda.program import FunctionDef, Program
 from tmemlint.ir import Module, Span
@@ -147,6 +148,7 @@ def parse_cuda(text: str, path: str, defines: dict[str, str] | None = None,
     next to ``path`` and in ``include_dirs``.  Never raises for bad input: what cannot be read becomes a
     TM900/TM901 diagnostic."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = close_unfinished(text)  # a function left open while typing does not swallow the ones after it
     unit = CudaUnit(Module(path, "9.0", ["sm_100a"], 64), [], text.count("\n") + (0 if text.endswith("\n") else 1))
     unit.module.line_count = unit.lines
     try:
