@@ -95,6 +95,26 @@ _CMPS = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b
          "lo": lambda a, b: a < b, "ls": lambda a, b: a <= b, "hi": lambda a, b: a > b, "hs": lambda a, b: a >= b}
 
 
+def _mulhi(signed: bool):
+    def f(x: int, y: int) -> int:
+        if signed:
+            x = x - (1 << 32) if x & 0x80000000 else x
+            y = y - (1 << 32) if y & 0x80000000 else y
+        return (x * y) >> 32
+    return f
+
+
+_INT_OPS["mulhi_u"] = _mulhi(False)
+_INT_OPS["mulhi_s"] = _mulhi(True)
+
+
+def _opname(inst: Instruction) -> str:
+    """The ``_INT_OPS`` key of an integer instruction: its opcode, or ``mulhi_u``/``mulhi_s`` for ``mul.hi``."""
+    if inst.op == "mul" and inst.has("hi"):
+        return "mulhi_s" if any(p.startswith("s") and p[1:].isdigit() for p in inst.parts) else "mulhi_u"
+    return inst.op
+
+
 def _pairwise(op: str, a: frozenset, b: frozenset):
     if len(a) * len(b) > MAX_SET * MAX_SET:
         return None
@@ -323,8 +343,9 @@ class AddressSets:
                 return self._operand(inst, src)
             if op in ("add", "sub", "or", "xor", "and", "shl", "shr", "mul", "min", "max", "rem", "div") \
                     and len(args) >= 2:
-                if op == "mul" and (inst.has("hi") or inst.has("wide")):
+                if op == "mul" and inst.has("wide"):
                     return None
+                op = _opname(inst)  # mul.hi: the high half (a division by a constant: (s + 1) % 5)
                 shared = self._shared_source(inst, args[0], args[1])
                 if shared is not None:
                     return shared
@@ -389,7 +410,7 @@ class AddressSets:
                 continue
             out = frozenset()
             for v in vals:
-                r = self._eval_fixed(inst, inst.op, inst.operands[1:3], key, v, 0)
+                r = self._eval_fixed(inst, _opname(inst), inst.operands[1:3], key, v, 0)
                 if type(r) is not frozenset:
                     return None
                 out |= r
@@ -416,7 +437,9 @@ class AddressSets:
                 src = self.insts[d]
                 if src.op in _CHAIN_OPS and src.operands and key in self._sources(inst, o):
                     ops = src.operands[1:] if src.op != "cvt" else src.operands[-1:]
-                    return self._eval_fixed(src, src.op, ops[:2], key, value, depth + 1)
+                    if src.op == "mul" and src.has("wide"):
+                        return None
+                    return self._eval_fixed(src, _opname(src), ops[:2], key, value, depth + 1)
         return self._operand(inst, o)
 
     def _binop(self, op: str, a, b, args):
@@ -877,7 +900,9 @@ def build_regions(accesses: list[Access], split_stages: bool = False) -> RegionM
     ``data`` regions; ld reads join every region they overlap (an anchored ld: the region it starts in).
 
     ``split_stages``: operand and data regions are also cut where one access's column set starts a stage (an
-    operand at ``base + stage * 4`` over 4 stages is 4 regions of 4 columns, not one of 16): the plan's view."""
+    operand at ``base + stage * 4`` over 4 stages is 4 regions of 4 columns, not one of 16), and an operand region
+    grows to the st/cp that writes it when that write starts inside it and runs into no other region (8 columns of
+    scale factors copied for an MMA that reads 4): the plan's view."""
     placed = [a for a in accesses if a.intervals()]
     unplaced = [a for a in accesses if not a.intervals()]
     regions: list[Region] = []
@@ -909,6 +934,21 @@ def build_regions(accesses: list[Access], split_stages: bool = False) -> RegionM
                 add(slot, lo, hi, kind)
     operand_regions = [r for r in regions if r.kind != "accumulator"]
     acc_regions = [r for r in regions if r.kind == "accumulator"]
+    if split_stages:  # an operand's region is what is written for it: 8 columns copied for an MMA reading 4
+        for r in sorted(operand_regions, key=lambda x: x.lo):
+            width = r.hi - r.lo
+            ops_in = {a.role for a in placed if a.role in ("st", "cp") and a.addr.slot == r.slot
+                      and any(r.lo <= lo < r.hi for lo, _ in a.intervals())}
+            grew = True
+            while grew:
+                grew = False
+                for a in placed:
+                    if a.role not in ops_in or a.addr.slot != r.slot:
+                        continue
+                    for lo, hi in a.intervals():
+                        if r.lo <= lo <= r.hi < hi and hi - r.lo <= 2 * width and not any(
+                                o is not r and o.slot == r.slot and o.overlaps(r.hi, hi) for o in regions):
+                            r.hi, grew = hi, True
     # plain data written by st/cp/shift outside every operand region and accumulator
     data_ivs: dict = {}
     for a in placed:
