@@ -556,6 +556,12 @@ class AddressSets:
                             a = frozenset(v for v in a if f(_signed(v), k))
                         if type(args[1]) is Reg and args[1].name == x.name and type(b) is frozenset:
                             b = frozenset(v for v in b if not f(_signed(v), k))
+        cs = self.constant_slot
+        if cs is not None:  # selp between the base and an integer address (ThunderKittens: base or 0)
+            if type(a) is TmemAddr and a.slot == cs and type(b) is frozenset and b:
+                b = TmemAddr(cs, b)
+            elif type(b) is TmemAddr and b.slot == cs and type(a) is frozenset and a:
+                a = TmemAddr(cs, a)
         return _join(a, b)
 
 
