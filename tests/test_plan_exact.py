@@ -325,11 +325,21 @@ def test_svg_narrow_regions_are_labelled_without_overprinting():
     pytest.importorskip("drawsvg")
     from tmemlint.plan.render_svg import render_svg
 
+    import re
+
     rel = "fixtures/plan/plan_rotating_sf.ptx"
     svg = render_svg(build_plan(parse_text(decode((ROOT / rel).read_bytes()), rel), rel))
-    for s in range(4):  # 4-column regions: their labels run down the band
-        assert f'font-weight="bold" transform="rotate(90' in svg and f">SFA{s}</text>" in svg
     assert "riskiest" not in svg and "nothing is missing" in svg
+    assert "Region map (lanes x columns)" in svg and "Lifetime (PTX lines down)" in svg
+    # every label of the 4-column regions runs down its band; in each panel no two label boxes intersect
+    labels = re.findall(r'<text x="([\d.]+)" y="([\d.]+)" font-size="(\d+)"[^>]*transform="rotate\(90[^>]*>'
+                        r'(SF[AB]\d)</text>', svg)
+    assert sorted({n for *_, n in labels}) == [f"SF{m}{s}" for m in "AB" for s in range(4)]
+    for panel in (labels[:8], labels[8:]):
+        boxes = [(float(x) - int(f), float(x), float(y), float(y) + 6 * len(n)) for x, y, f, n in panel]
+        for i, a in enumerate(boxes):
+            for b in boxes[i + 1:]:
+                assert a[1] <= b[0] or b[1] <= a[0] or a[3] <= b[2] or b[3] <= a[2], (a, b)
 
 
 def _browser() -> str | None:
