@@ -148,11 +148,12 @@ def burst(folder: str, interval: float, n: int = 20) -> dict:
         c.close()
 
 
-def per_edit(folder: str, repeat: int) -> list[tuple[str, int, float]]:
+def per_edit(folder: str, repeat: int, ptx_only: bool = False) -> list[tuple[str, int, float]]:
     rows = []
     c = start(folder)
     try:
-        for p in sorted((ROOT / "examples").glob("*.ptx")) + sorted((ROOT / "examples").glob("*.cu")):
+        cuda = [] if ptx_only else sorted((ROOT / "examples").glob("*.cu"))
+        for p in sorted((ROOT / "examples").glob("*.ptx")) + cuda:
             text = p.read_text()
             uri = (Path(folder) / p.name).as_uri()
             c.send("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "ptx", "version": 1,
@@ -174,6 +175,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--interval", type=float, action="append", help="seconds between keystrokes (repeatable)")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--ptx-only", action="store_true", help="per-edit timing on the .ptx examples only")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         for iv in args.interval or [0.03, 0.25]:
@@ -182,7 +184,7 @@ def main() -> None:
                   f"publish(es) (versions {r['versions']}), last version {r['latency'] * 1000:.0f} ms after the last "
                   f"keystroke; first diagnostics after open {r['open'] * 1000:.0f} ms; $/progress messages "
                   f"{r['progress']}")
-        for name, lines, t in per_edit(folder, args.repeat):
+        for name, lines, t in per_edit(folder, args.repeat, args.ptx_only):
             print(f"per edit: {name} ({lines} lines): diagnostics {t * 1000:.0f} ms after the change "
                   f"(debounce 120 ms included; median of {args.repeat})")
     print(f"load average: {os.getloadavg()[0]:.2f}")

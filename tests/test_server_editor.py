@@ -241,6 +241,12 @@ def test_configuration_from_the_editor_and_watched_files(tmp_path):
         assert [(d["code"], d["severity"], d["range"]["start"]["line"]) for d in got] == [("TM106", 2, 15)]
         assert "x 2 CTAs per SM (configuration)" in got[0]["message"]
 
+        # the editor's settings change: the server asks for them again and lints again (ctas-per-sm 1: no TM106)
+        e.settings = {"tmemlint": {"ctas-per-sm": 1}}
+        e.send("workspace/didChangeConfiguration", {"settings": None})
+        assert e.wait_for(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                          and m["params"]["uri"] == uri and not m["params"]["diagnostics"])
+
         # the configuration file changes on disk: the watched-files notification re-lints the open documents
         (tmp_path / "tmemlint.toml").write_text('select = ["TM102"]\ndefines = []\n[severity]\nTM102 = "info"\n')
         e.send("workspace/didChangeWatchedFiles", {"changes": [{"uri": (tmp_path / "tmemlint.toml").as_uri(),
