@@ -234,6 +234,9 @@ def test_configuration_from_the_editor_and_watched_files(tmp_path):
         got = e.diagnostics(cu)["diagnostics"]
         assert [(d["code"], d["range"]["start"]) for d in got] == [("TM102", {"line": 10, "character": 18}),
                                                                    ("TM102", {"line": 18, "character": 18})]
+        hpp = (tmp_path / "k.hpp").as_uri()  # a C++ header with inline PTX too
+        e.open(hpp, CUDA, language="cpp")
+        assert [d["code"] for d in e.diagnostics(hpp)["diagnostics"]] == ["TM102", "TM102"]
         # ctas-per-sm 2 from workspace/configuration: 512 columns per CTA oversubscribe the SM (TM106 warning)
         uri = (tmp_path / "k.ptx").as_uri()
         e.open(uri, NCOLS_96.replace("96;", "512;"))
@@ -252,10 +255,10 @@ def test_configuration_from_the_editor_and_watched_files(tmp_path):
         e.send("workspace/didChangeWatchedFiles", {"changes": [{"uri": (tmp_path / "tmemlint.toml").as_uri(),
                                                                 "type": 2}]})
         seen = {}
-        while len(seen) < 2:
+        while len(seen) < 3:
             p = e.wait_for(lambda m: m.get("method") == "textDocument/publishDiagnostics")["params"]
             seen[p["uri"]] = [(d["code"], d["severity"]) for d in p["diagnostics"]]
-        assert seen == {cu: [("TM102", 3), ("TM102", 3)], uri: []}
+        assert seen == {cu: [("TM102", 3), ("TM102", 3)], hpp: [("TM102", 3), ("TM102", 3)], uri: []}
 
         # a broken configuration: shown once, the defaults are used
         (tmp_path / "tmemlint.toml").write_text('defines = "SMALL_TILE"\n')

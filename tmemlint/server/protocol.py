@@ -312,22 +312,21 @@ def create_server() -> TmemlintServer:
         def got(result, *_):
             if isinstance(result, (list, tuple)) and result:
                 ls.set_client_settings(result[0], "pulled")
-            release()
+            if ls.waiting is None:  # a later pull, or the answer came after SETTINGS_WAIT_S: lint all again
+                ls.lint_all(0.0)
+            else:
+                release()
 
         def release():
             held, ls.waiting = ls.waiting, None
-            if held is None:
-                if not first:
-                    ls.lint_all(0.0)
-                return
-            for uri in held:
+            for uri in held or ():
                 if uri in ls.workspace.text_documents:
                     ls.lint(uri, 0.0)
 
         if first:
             ls.waiting = set()
             try:
-                asyncio.get_running_loop().call_later(SETTINGS_WAIT_S, lambda: ls.waiting is not None and release())
+                asyncio.get_running_loop().call_later(SETTINGS_WAIT_S, release)
             except RuntimeError:
                 ls.waiting = None
         ls.workspace_configuration(lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="tmemlint")]),
