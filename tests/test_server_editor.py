@@ -300,6 +300,12 @@ def test_plan_command_and_hover_on_an_example(editor, tmp_path):
     assert got["kernel"] == "_Z22mxfp8_gemm_bf16_kernel14CUtensorMap_stS_PKjS1_P13__nv_bfloat16jjjf"
     assert [r["name"] for r in got["plan"]["kernels"][0]["regions"]] == ["acc0", "acc1", "SFA0", "SFB0"]
     assert "acc0" in got["text"]
+    first = editor.request("workspace/executeCommand", {"command": "tmemlint.plan", "arguments": [uri]})["result"]
+    assert (first["kernel"], first["text"]) == (got["kernel"], got["text"])  # no position: the first kernel
+    cu = editor.request("workspace/executeCommand", {"command": "tmemlint.plan",
+                                                     "arguments": [(tmp_path / "g.cu").as_uri()]})["result"]
+    assert cu == {"kernel": None, "plan": None,
+                  "text": "g.cu: plan reads PTX; compile the CUDA source first (nvcc -arch=sm_100a -ptx -lineinfo)"}
     hov = editor.request("textDocument/hover", {"textDocument": {"uri": uri},
                                                 "position": {"line": 691, "character": 3}})["result"]
     assert hov["contents"]["value"] == (

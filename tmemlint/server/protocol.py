@@ -262,8 +262,8 @@ class TmemlintServer(LanguageServer):
         return await asyncio.get_running_loop().run_in_executor(self.scheduler.executor, fn, *args)
 
 
-def _plan_of(text: str, path: str, line: int, ctas_per_sm: int | None) -> dict:
-    """The ``tmemlint.plan`` command's result for 1-based ``line`` of a PTX text."""
+def _plan_of(text: str, path: str, line: int | None, ctas_per_sm: int | None) -> dict:
+    """The ``tmemlint.plan`` command's result for 1-based ``line`` of a PTX text (None: its first kernel)."""
     from tmemlint.api import PlanError, plan
     from tmemlint.plan.render_text import render_text
     from tmemlint.server.hover import kernel_at
@@ -272,7 +272,7 @@ def _plan_of(text: str, path: str, line: int, ctas_per_sm: int | None) -> dict:
         model = plan(text, path, ctas_per_sm=ctas_per_sm)
     except PlanError as e:
         return {"kernel": None, "text": str(e), "plan": None}
-    k = kernel_at(model, line)
+    k = kernel_at(model, line) if line is not None else (model["kernels"] or [None])[0]
     if k is None:
         return {"kernel": None, "text": "no kernel that uses Tensor Memory here", "plan": None}
     one = {**model, "kernels": [k]}
@@ -432,14 +432,12 @@ def create_server() -> TmemlintServer:
         text, lines = ls.document_lines(uri)
         ctas = ls.options_for(path).ctas_per_sm
         pos = args[1] if len(args) > 1 else None
+        line = None
         if isinstance(pos, dict) and "line" in pos:
             line, _ = lines.column(lsp.Position(line=int(pos["line"]), character=int(pos.get("character", 0))))
         elif isinstance(pos, int):
             line = pos + 1
-        else:
-            return await ls.off_loop(_first_plan, text, path, ctas)
-        result = await ls.off_loop(_plan_of, text, path, line, ctas)
-        return result
+        return await ls.off_loop(_plan_of, text, path, line, ctas)
 
     @server.feature(lsp.SHUTDOWN)
     def shutdown(ls: TmemlintServer, *args) -> None:
@@ -475,21 +473,6 @@ def warm_up() -> None:
     lint_document(_WARM_PTX, "warm.ptx")
     if source_linter() is not None:
         lint_document(_WARM_CU, "warm.cu")
-
-
-def _first_plan(text: str, path: str, ctas_per_sm: int | None) -> dict:
-    """The ``tmemlint.plan`` command's result without a position: the first kernel's plan."""
-    from tmemlint.api import PlanError, plan
-    from tmemlint.plan.render_text import render_text
-
-    try:
-        model = plan(text, path, ctas_per_sm=ctas_per_sm)
-    except PlanError as e:
-        return {"kernel": None, "text": str(e), "plan": None}
-    if not model["kernels"]:
-        return {"kernel": None, "text": "no kernel that uses Tensor Memory", "plan": None}
-    one = {**model, "kernels": model["kernels"][:1]}
-    return {"kernel": one["kernels"][0]["kernel"], "text": render_text(one), "plan": one}
 
 
 def main() -> None:
