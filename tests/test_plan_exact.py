@@ -57,6 +57,8 @@ def test_rotating_scale_factor_stages_are_regions_of_their_own():
     assert sfa1["stage"] == {"index": 1, "of": 4, "starts": [256, 260, 264, 268]}
     assert sfa1["tcol"] == "column = base + 256 + 4·stage (stage 1 of 4) + k, k in [0, 4)"
     assert sfa1["lanes"] == [0, 128] and sfa1["overlaps"] == []
+    # -lineinfo: each access names its line in the kernel's source (the asm statement, not the helper it inlines)
+    assert sfa1["writers"] == [{"op": "cp", "role": "cp", "line": 309, "source": "plan_rotating_sf.cu:59"}]
     # the accumulator is read back in 4 chunks of 32 columns (c += 32): every chunk is placed, in both stages
     acc0 = k["regions"][0]
     assert [r["line"] for r in acc0["readers"]] == [400] and acc0["stage"] == {"index": 0, "of": 2, "starts": [0, 128]}

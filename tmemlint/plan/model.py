@@ -53,6 +53,16 @@ _NOT_REGION_CODES = {"TM101", "TM102", "TM103", "TM104", "TM105", "TM106", "TM10
 _EDGE_CODES = {"TM302", "TM303", "TM304", "TM306", "TM307", "TM308"}
 
 
+def _source(inst: Instruction) -> str | None:
+    """``file:line`` of the instruction's outermost source position (the line of the kernel an inlined helper was
+    called from; PTX ISA §11.5.3 ``.loc ... inlined_at``), the file by its base name; None without line info."""
+    pos = getattr(inst, "src", None)
+    if pos is None or not getattr(pos, "line", 0):
+        return None
+    outer = pos.inlined_at[-1] if pos.inlined_at else pos
+    return f"{str(outer.file).replace(chr(92), '/').rsplit('/', 1)[-1]}:{outer.line}"
+
+
 def _finding_ref(f) -> dict:
     """A checker finding as the plan shows it: ``{code, severity, line, message}`` (PTX lines, or source lines in
     source mode)."""
@@ -222,7 +232,13 @@ class _Kernel:
 
     @staticmethod
     def ref(a: Access) -> dict:
-        return {"op": a.op, "role": a.role, "line": a.inst.span.line}
+        """``{op, role, line}`` of an access, with ``source`` (``file:line`` from ``.loc``: the outermost position
+        of the call chain, the kernel's own line) when the PTX has line info."""
+        out = {"op": a.op, "role": a.role, "line": a.inst.span.line}
+        src = _source(a.inst)
+        if src is not None:
+            out["source"] = src
+        return out
 
     # ---- header ----------------------------------------------------------------------------------------
     def header(self) -> dict:

@@ -22,6 +22,11 @@ def _span(lo_hi: list[int]) -> str:
     return f"[{lo_hi[0]}, {lo_hi[1]})"
 
 
+def _at(ref: dict) -> str:
+    """``line N`` of a reference, with its source position when the PTX has line info."""
+    return f"line {ref['line']}" + (f" ({ref['source']})" if ref.get("source") else "")
+
+
 def _findings(fs: list[dict]) -> str:
     return "; ".join(f"{f['code']} line {f['line']}" for f in fs)
 
@@ -116,9 +121,8 @@ def render_kernel(k: dict) -> str:
         who = rel if rel == "same thread" else f"{e['reader']['warps']} -> {e['writer']['warps']}" + (
             "" if rel == "other warps" else f", {rel}")
         fs = f"; check: {_findings(e['findings'])}" if e.get("findings") else ""
-        out.append(f" {mark}{e['region']} {_span(e['columns'])}: {e['reader']['op']} line "
-                   f"{e['reader']['line']} -> {e['writer']['op']} line {e['writer']['line']} ({who}{it}): "
-                   f"{_GUARD_TEXT[e['guard']]}{fs}")
+        out.append(f" {mark}{e['region']} {_span(e['columns'])}: {e['reader']['op']} {_at(e['reader'])} -> "
+                   f"{e['writer']['op']} {_at(e['writer'])} ({who}{it}): {_GUARD_TEXT[e['guard']]}{fs}")
     if "ordering_verdict" in k:
         out.append(f"  {k['ordering_verdict']}")
     if k["riskiest_edge"] is not None:
