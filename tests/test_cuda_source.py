@@ -43,11 +43,12 @@ SOURCE_GAPS: dict[str, str] = {
     "examples/gemm_blockscaled_good.cu": _TM307_SOURCE,
     "examples/gemm_leak_bad.cu": _TM307_SOURCE,
     "fixtures/patterns/persistent_loop_alloc_flags.cu":
-        "TM101 and TM105 on the alloc (line 54) and TM305 on the dealloc (line 86): the loop-carried flags "
-        "`allocated` and `had_tile` are registers joined at the loop head, so the analyses do not see that the "
-        "alloc runs once and that the dealloc runs exactly when the loop ran (PTX mode has the TM101/TM105 gap too)",
+        "TM101's warning on the alloc (line 54): warp 0 frees under its `had_tile` flag; warp 0 does not allocate, so "
+        "its zero-trip and looping paths have equal properties and are joined at the loop exit, losing the flag's "
+        "value and the loop's uniform fact, and the free looks chosen by data warp 0 computed itself (nvcc "
+        "jump-threads the flag away: its PTX has no finding)",
     "fixtures/patterns/persistent_loop_alloc_flags_bad.cu":
-        "TM305 on the dealloc (line 83), the `had_tile` flag gap of persistent_loop_alloc_flags.cu",
+        "TM101's warning on the alloc (line 51), the `had_tile` flag gap of persistent_loop_alloc_flags.cu",
     "fixtures/patterns/persistent_roles_data_tiles_bad.cu":
         "TM205 (line 101) and TM305 (line 102) are not reported in source mode: the data-chosen paths of the "
         "happens-before analysis (commit debff2f, which added this fixture) are undecided on source mode's IR",
@@ -67,10 +68,8 @@ MODES_DIFFER: dict[str, str] = {
     "fixtures/nvcc/tm401_scale_overlap_good.cu": _TM307_SOURCE,
     "examples/gemm_blockscaled_good.cu": _TM307_SOURCE,
     "examples/gemm_leak_bad.cu": _TM307_SOURCE,
-    "fixtures/patterns/persistent_loop_alloc_flags.cu":
-        "both modes miss the flag correlation, differently: PTX adds TM108 (the or of the warp and flag predicates), "
-        "source mode TM305 (the had_tile flag)",
-    "fixtures/patterns/persistent_loop_alloc_flags_bad.cu": "source mode adds TM305 (the had_tile flag gap)",
+    "fixtures/patterns/persistent_loop_alloc_flags.cu": "source mode adds TM101's warning (the had_tile flag gap)",
+    "fixtures/patterns/persistent_loop_alloc_flags_bad.cu": "source mode adds TM101's warning (the had_tile flag gap)",
     "fixtures/patterns/persistent_roles_data_tiles_bad.cu": "source mode misses TM205 and TM305 (see SOURCE_GAPS)",
 }
 

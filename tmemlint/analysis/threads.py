@@ -247,6 +247,8 @@ class GuardOracle:
         tag = v[0]
         if tag in ("c", "tid"):
             return v
+        if tag == "phi":  # a register several definitions reach (a loop-carried flag branched on directly)
+            return next((f[0][2] for f in facts if f[1] and f[0][0] == "regval" and f[0][1] == v[1]), None)
         if tag == "cmp":
             a = self.resolve(v[2], facts, depth + 1)
             b = self.resolve(v[3], facts, depth + 1)
