@@ -23,25 +23,7 @@ CASE16 = SHARED / "cases" / "16_divergent_collective_tcgen05_ld"
 
 #: Fixtures whose expectations source mode does not meet yet, path → what it gets wrong (strict xfail: fixing the
 #: gap makes the test pass, and then the entry must go).
-#: TM307's same-thread warning (the MMA thread copies the next K block's scale factors with no commit and wait in
-#: between) needs the commit's and the wait's barrier addresses told apart (full[stage] vs empty[stage]); source
-#: mode's IR computes them through a loop-carried stage register it does not share between the two, so it takes the
-#: wait as the completion and stays silent where PTX and compile mode warn.
-_TM307_SOURCE = "source mode misses TM307's same-thread warning on the scale-factor tcgen05.cp (barrier addresses)"
-
 SOURCE_GAPS: dict[str, str] = {
-    "fixtures/nvcc/tm101_leak_bad.cu": _TM307_SOURCE,
-    "fixtures/nvcc/tm101_leak_good.cu": _TM307_SOURCE,
-    "fixtures/nvcc/tm102_ncols_bad.cu": _TM307_SOURCE,
-    "fixtures/nvcc/tm102_ncols_good.cu": _TM307_SOURCE,
-    "fixtures/nvcc/tm201_non_tcgen05_access_bad.cu": _TM307_SOURCE,
-    "fixtures/nvcc/tm201_non_tcgen05_access_good.cu": _TM307_SOURCE,
-    "fixtures/nvcc/tm301_ld_used_before_wait_bad.cu": _TM307_SOURCE,
-    "fixtures/nvcc/tm301_ld_used_before_wait_good.cu": _TM307_SOURCE,
-    "fixtures/nvcc/tm401_scale_overlap_bad.cu": _TM307_SOURCE,
-    "fixtures/nvcc/tm401_scale_overlap_good.cu": _TM307_SOURCE,
-    "examples/gemm_blockscaled_good.cu": _TM307_SOURCE,
-    "examples/gemm_leak_bad.cu": _TM307_SOURCE,
     "fixtures/patterns/persistent_loop_alloc_flags.cu":
         "TM101's warning on the alloc (line 54): warp 0 frees under its `had_tile` flag; warp 0 does not allocate, so "
         "its zero-trip and looping paths have equal properties and are joined at the loop exit, losing the flag's "
@@ -56,18 +38,6 @@ SOURCE_GAPS: dict[str, str] = {
 #: Fixtures where the PTX lint of the committed .ptx and source mode give different codes because one of them has a
 #: known gap, path → which (strict xfail).
 MODES_DIFFER: dict[str, str] = {
-    "fixtures/nvcc/tm101_leak_bad.cu": _TM307_SOURCE,
-    "fixtures/nvcc/tm101_leak_good.cu": _TM307_SOURCE,
-    "fixtures/nvcc/tm102_ncols_bad.cu": _TM307_SOURCE,
-    "fixtures/nvcc/tm102_ncols_good.cu": _TM307_SOURCE,
-    "fixtures/nvcc/tm201_non_tcgen05_access_bad.cu": _TM307_SOURCE,
-    "fixtures/nvcc/tm201_non_tcgen05_access_good.cu": _TM307_SOURCE,
-    "fixtures/nvcc/tm301_ld_used_before_wait_bad.cu": _TM307_SOURCE,
-    "fixtures/nvcc/tm301_ld_used_before_wait_good.cu": _TM307_SOURCE,
-    "fixtures/nvcc/tm401_scale_overlap_bad.cu": _TM307_SOURCE,
-    "fixtures/nvcc/tm401_scale_overlap_good.cu": _TM307_SOURCE,
-    "examples/gemm_blockscaled_good.cu": _TM307_SOURCE,
-    "examples/gemm_leak_bad.cu": _TM307_SOURCE,
     "fixtures/patterns/persistent_loop_alloc_flags.cu": "source mode adds TM101's warning (the had_tile flag gap)",
     "fixtures/patterns/persistent_loop_alloc_flags_bad.cu": "source mode adds TM101's warning (the had_tile flag gap)",
     "fixtures/patterns/persistent_roles_data_tiles_bad.cu": "source mode misses TM205 and TM305 (see SOURCE_GAPS)",
@@ -162,9 +132,7 @@ NVCC_SAMPLES = [FIXTURES / "cuda" / "tk_tm101_leak_bad.cu", FIXTURES / "nvcc" / 
 
 
 @needs_nvcc
-@pytest.mark.parametrize("path", [pytest.param(p, id=p.name, marks=[pytest.mark.xfail(strict=True, reason=_TM307_SOURCE)]
-                                              if p.relative_to(FIXTURES.parent).as_posix() in SOURCE_GAPS else [])
-                                  for p in NVCC_SAMPLES])
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.name) for p in NVCC_SAMPLES])
 def test_compile_mode_runs_nvcc_and_agrees(path):
     opts = _options(path) or Options()
     opts.compile = True

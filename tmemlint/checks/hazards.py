@@ -62,7 +62,7 @@ def _linear(ctx, inst, o, depth: int = 0) -> tuple[dict, int] | None:
     if type(o) is Imm:
         return {}, o.value
     if type(o) is Sym:
-        return {("sym", o.name): 1}, 0
+        return {("sym", o.name): 1}, o.offset  # smem_raw+135200: source mode folds field offsets into the symbol
     if type(o) is not Reg or depth > 12:
         return None
     va = ctx.values
