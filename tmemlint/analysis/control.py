@@ -107,6 +107,33 @@ def class_blocks(ctx: "FunctionContext", klass) -> set:
     return seen
 
 
+def _class_avoids(ctx: "FunctionContext", klass, start, home) -> bool:
+    """Whether a thread of warp class ``klass`` can go from block ``start`` to the kernel's exit without passing
+    block ``home`` (branches the class decides followed on their decided side only, as ``class_blocks``).  When it
+    cannot, every lane that leaves ``start`` reaches ``home``, whichever side of a lane-varying branch it took:
+    nvcc merges ``if (tid == 0) init();`` into the block of ``if (warp == 0) alloc();``, and lane 0 reaches the
+    alloc through the init while lanes 1-31 come the other way."""
+    g = ctx.cfg.graph
+    seen = {home}
+    work = [start]
+    while work:
+        n = work.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        if n not in ctx.cfg.blocks:
+            return True  # the exit (or an abort)
+        for s in g.successors(n):
+            cond = g[n][s].get("cond")
+            if cond is not None:
+                guard, taken = cond
+                d = _decided(ctx, ctx.cfg.blocks[n].instructions[-1], guard.reg, klass)
+                if d is not None and (d != guard.negated) != taken:
+                    continue
+            work.append(s)
+    return False
+
+
 def lane_varying_controls(ctx: "FunctionContext", inst: Instruction):
     """``(instruction, description)`` of a lane-varying condition ``inst`` executes under, or None.  A branch
     counts only for the warp classes that reach both it and ``inst`` (``class_blocks``): under ``if (warp == 0 &&
@@ -127,7 +154,8 @@ def lane_varying_controls(ctx: "FunctionContext", inst: Instruction):
         seen.add(b)
         last = blocks[b].instructions[-1]
         if last.guard is not None and _lane_varying(ctx, last, last.guard.reg) and any(
-                b in class_blocks(ctx, k) and _decided(ctx, last, last.guard.reg, k) is None for k in reaching):
+                b in class_blocks(ctx, k) and _decided(ctx, last, last.guard.reg, k) is None
+                and _class_avoids(ctx, k, b, home) for k in reaching):
             return last, f"the branch at line {last.span.line}, whose condition differs between lanes of a warp"
         work.extend(deps.get(b, ()))
     return None
