@@ -150,3 +150,45 @@ def test_lines_are_counted_at_line_feeds_only():
     text = NCOLS_96.replace("\t.reg .pred %p<2>;", "\t.reg .pred %p<2>; // a\x0cb \u2028 c")
     text = text.replace(", 96;", ", 96; // tmemlint: disable=TM102")
     assert lint_text(text, "k.ptx", OPTS) == []
+
+
+# ---- findings in included headers (issue 14) ---------------------------------------------------------------------
+
+def _project_with(tmp_path, monkeypatch, where: str, comment: str):
+    """fixtures/projects/leak_early_return_bad copied, ``comment`` appended to line 11 of ``where`` (the header's
+    line 11 is the tcgen05.alloc source mode reports TM101 at)."""
+    import shutil
+
+    proj = tmp_path / "proj"
+    shutil.copytree(FIXTURES / "projects" / "leak_early_return_bad", proj)
+    f = proj / where
+    lines = f.read_text(encoding="utf-8").split("\n")
+    lines[10] += "  " + comment
+    f.write_text("\n".join(lines), encoding="utf-8")
+    monkeypatch.chdir(proj)
+    return proj
+
+
+def _found_in(path: str) -> list[tuple[str, int, int, str]]:
+    import os
+
+    return [(os.path.normpath(f.path), f.line, f.column, f.code) for f in lint_file(path).findings]
+
+
+def test_a_header_comment_silences_the_finding_in_the_header(tmp_path, monkeypatch):
+    _project_with(tmp_path, monkeypatch, "include/tmem_alloc.cuh", "// tmemlint: disable=TM101")
+    assert _found_in("src/gemm_epilogue.cu") == []
+    # the header checked on its own does not get TM101 (its helper is analysed without the kernel): not unused
+    assert _found_in("include/tmem_alloc.cuh") == []
+
+
+def test_the_main_files_comment_on_the_same_line_number_does_not_silence_a_header_finding(tmp_path, monkeypatch):
+    _project_with(tmp_path, monkeypatch, "src/gemm_epilogue.cu", "// tmemlint: disable=TM101")
+    assert _found_in("src/gemm_epilogue.cu") == [("include/tmem_alloc.cuh", 11, 17, "TM101"),
+                                                  ("src/gemm_epilogue.cu", 11, 37, "TM902")]
+
+
+def test_a_header_alone_still_reports_unused_suppressions_of_rules_it_judges(tmp_path, monkeypatch):
+    _project_with(tmp_path, monkeypatch, "include/tmem_alloc.cuh", "// tmemlint: disable=TM102,TM101")
+    assert _found_in("include/tmem_alloc.cuh") == [("include/tmem_alloc.cuh", 11, 102, "TM902")]
+    assert _found_in("src/gemm_epilogue.cu") == []  # TM101 silenced; the header's directives are not judged here

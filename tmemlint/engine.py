@@ -138,14 +138,16 @@ def lint_module(module: Module, path: str, options: Options,
 
 
 def finish_findings(findings: Iterable[Finding], text: str, path: str, options: Options,
-                    rules_ran: bool = True) -> list[Finding]:
+                    rules_ran: bool = True, unjudged: frozenset[str] = frozenset()) -> list[Finding]:
     """What happens after the rules ran on one file's ``text``: suppression comments (and TM902 for unused ones
-    when ``rules_ran``), severity overrides, fingerprints; returns the findings sorted by ``Finding.sort_key``."""
+    when ``rules_ran``, except for the ``unjudged`` codes), severity overrides, fingerprints; returns the findings
+    sorted by ``Finding.sort_key``."""
     from tmemlint.fingerprint import assign_fingerprints
     from tmemlint.suppress import apply_suppressions
 
     load_all()
-    out = apply_suppressions(findings, text, path, options.wants, report_unused=rules_ran)
+    wants = options.wants if not unjudged else (lambda c: options.wants(c) and c not in unjudged)
+    out = apply_suppressions(findings, text, path, wants, report_unused=rules_ran)
     for f in out:
         sev = options.severity.get(f.code)
         if sev is not None:
@@ -316,7 +318,14 @@ def lint_document(text: str, path: str, options: Options | None = None) -> list[
     src = source_linter() if path.endswith(SOURCE_SUFFIXES + HEADER_SUFFIXES) else None
     if src is None:
         return lint_text(text, path, options)
-    return finish_findings(src(text, path, options), text, path, options)
+    unjudged: frozenset[str] = frozenset()
+    if path.endswith((".cuh",) + HEADER_SUFFIXES):
+        # a header checked on its own: its helpers are analysed without the kernels that include it, which do not
+        # get the whole-kernel rules here; a suppression of one of those is for the including files (not TM902)
+        from tmemlint.frontend.cuda import BLIND_CODES
+
+        unjudged = BLIND_CODES
+    return finish_findings(src(text, path, options), text, path, options, unjudged=unjudged)
 
 
 def lint_bytes(data: bytes, display: str, options: Options | None = None) -> FileResult:

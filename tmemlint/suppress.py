@@ -8,7 +8,8 @@
 PTX line).  A finding is suppressed when its first line is the directive's target line.  A directive (or one of
 its codes) that suppressed nothing is reported as TM902 unused-suppression at the comment, and so is a directive
 that cannot be understood (unknown kind, unknown rule, no rule named) -- but only for rules that actually ran:
-a suppression of a rule that is not selected is left alone.
+a suppression of a rule that is not selected is left alone.  A finding in an included header (source mode and
+compile mode put it there) is silenced by a comment in the header, at its line there.
 """
 
 from __future__ import annotations
@@ -81,19 +82,35 @@ def _tm902(path: str, d: Directive, message: str) -> Finding:
     return Finding(path, d.line, d.column, d.line, d.end_column, r.code, r.name, r.severity, message)
 
 
+def _read(path: str) -> str:
+    """The text of a file findings point into (an included header); empty when it cannot be read."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return ""
+
+
 def apply_suppressions(findings: Iterable[Finding], text: str, path: str, enabled: Callable[[str], bool],
                        report_unused: bool = True) -> list[Finding]:
     """The findings of one file that no directive of ``text`` silences, plus TM902 findings.
 
     ``enabled(code)`` tells whether a rule ran on this file (a suppression of a rule that did not run is not
     unused); TM902 findings are added only when ``report_unused`` is true and TM902 is enabled, and they can
-    themselves be silenced by a ``disable…=TM902`` directive.  The input findings are not modified."""
+    themselves be silenced by a ``disable…=TM902`` directive.  A finding in another file (``f.path`` is not
+    ``path``: a header the file includes) is matched against that file's directives, which are not reported as
+    unused (the header may be there for other files).  The input findings are not modified."""
     directives = parse_directives(text)
-    if not directives:
-        return list(findings)
+    findings = list(findings)
+    elsewhere = {f.path for f in findings if f.path != path}
+    if not directives and not elsewhere:
+        return findings
+    # a finding source mode (or compile mode's line info) moved into an included header is silenced by the
+    # header's own comments, never by the main file's comment on the same line number
+    others = {p: parse_directives(_read(p)) for p in sorted(elsewhere)}
     kept: list[Finding] = []
     for f in findings:
-        hit = [d for d in directives if d.covers(f.code, f.line)]
+        hit = [d for d in (directives if f.path == path else others[f.path]) if d.covers(f.code, f.line)]
         for d in hit:
             d.used.add(f.code)
         if not hit:
