@@ -91,6 +91,11 @@ class PropertySimulation:
         self._deps_seen = 0
         #: definitions of registers with several definitions: a constant written there is a path fact
         self._regval_defs = va.multi_def_writes
+        self._regval_memo: dict = va.__dict__.setdefault("_regval_memo", {})
+        #: ``_kill`` results of this oracle's ``deps`` (a ``BoundOracle`` has its own)
+        self._kill_memo: dict = oracle.__dict__.setdefault("_kill_memo", {})
+        #: ``_branch`` outcomes by (instruction index, facts), shared by every simulation with this oracle
+        self._branches: dict = oracle.__dict__.setdefault("_branch_memo", {})
         #: instructions that need full processing: guarded ones, exits, and those the property looks at;
         #: every other instruction only kills the facts that depend on its definitions (computed once per
         #: ``relevant`` for all the warp classes of a ``FunctionContext.simulate``)
@@ -100,7 +105,19 @@ class PropertySimulation:
 
     def _regval(self, facts: Facts, inst: Instruction, names: list[str]) -> Facts:
         """Record (or forget) the value ``inst`` writes to each multiply-defined register in ``names`` when it
-        is a constant or a thread expression (decided per warp class): ``(("regval", register, value), True)``."""
+        is a constant or a thread expression (decided per warp class): ``(("regval", register, value), True)``.
+        A pure function of ``(inst, facts)``: memoised per value analysis (every simulation of the function asks
+        it again)."""
+        memo = self._regval_memo
+        k = (inst.index, facts)
+        hit = memo.get(k)
+        if hit is None:
+            if len(memo) > 200_000:
+                memo.clear()
+            hit = memo[k] = self._regval_uncached(facts, inst, names)
+        return hit
+
+    def _regval_uncached(self, facts: Facts, inst: Instruction, names: list[str]) -> Facts:
         keep = frozenset(f for f in facts if not (f[0][0] == "regval" and f[0][1] in names))
         for n in names:
             v = self.va.def_value.get((inst.index, n))
@@ -121,11 +138,31 @@ class PropertySimulation:
             self._refresh_deps()
         if idx not in self._dep_indices:
             return facts
-        keep = [f for f in facts if idx not in deps.get(f[0], ())]
-        return facts if len(keep) == len(facts) else frozenset(keep)
+        # memoised per oracle: the result depends on the facts, the instruction and ``deps``, which only grows
+        # (so its size names its state)
+        k = (idx, facts, len(deps))
+        memo = self._kill_memo
+        hit = memo.get(k)
+        if hit is None:
+            if len(memo) > 200_000:
+                memo.clear()
+            keep = [f for f in facts if idx not in deps.get(f[0], ())]
+            hit = memo[k] = facts if len(keep) == len(facts) else frozenset(keep)
+        return hit
 
-    def _branch(self, inst: Instruction, facts: Facts):
-        """Yields ``(taken: bool, facts)`` for each feasible outcome of ``inst``'s guard."""
+    def _branch(self, inst: Instruction, facts: Facts) -> tuple:
+        """``((taken: bool, facts), …)`` for each feasible outcome of ``inst``'s guard; a pure function of
+        ``(inst, facts)`` for one oracle, memoised."""
+        memo = self._branches
+        k = (inst.index, facts)
+        hit = memo.get(k)
+        if hit is None:
+            if len(memo) > 200_000:
+                memo.clear()
+            hit = memo[k] = tuple(self._branch_uncached(inst, facts))
+        return hit
+
+    def _branch_uncached(self, inst: Instruction, facts: Facts):
         g = inst.guard
         v = self.oracle.value(inst, g.reg)
         t = self.oracle.truth(v, facts)
@@ -166,7 +203,7 @@ class PropertySimulation:
         # predecessors, so each block of an acyclic region is visited once per property change instead of once per
         # arrival (a LIFO stack re-walked everything below a join each time one more predecessor arrived: quadratic
         # visits with linear fact sets on a chain of diamonds)
-        rank = {n: i for i, n in enumerate(cfg.reverse_postorder())}
+        rank, routes = _per_object(self.va.__dict__.setdefault("_routing", {}), cfg, lambda: _routing(cfg))
         work: list = []
         queued: set = set()
 
@@ -208,10 +245,12 @@ class PropertySimulation:
             insts = blk.instructions
             last = insts[-1] if insts else None
             interesting = self._interesting
+            deps = self.oracle.deps
+            observe, transfer, with_facts = self.observe, self.transfer, self.transfer_facts
             for inst in insts:
-                if inst.index not in interesting:
-                    idx = inst.index
-                    if len(self.oracle.deps) != self._deps_seen:
+                idx = inst.index
+                if idx not in interesting:
+                    if len(deps) != self._deps_seen:
                         self._refresh_deps()
                     if idx in self._dep_indices:
                         nxt = {}
@@ -221,52 +260,58 @@ class PropertySimulation:
                             nxt[prop] = f if old is None else (old & f)
                         states = nxt
                     continue
-                is_branch = inst is last and inst.op in ("bra", "brx")
+                op = inst.op
+                is_branch = inst is last and op in ("bra", "brx")
+                guarded = inst.guard is not None and not is_branch
+                ends_path = op in ("ret", "exit")
                 nxt: dict = {}
                 for prop, facts in states.items():
-                    if inst.guard is not None and not is_branch:
-                        outcomes = list(self._branch(inst, facts))
-                    else:
-                        outcomes = [(True, facts)]
-                    for taken, f in outcomes:
+                    for taken, f in (self._branch(inst, facts) if guarded else ((True, facts),)):
                         p = prop
                         if taken and not is_branch:
-                            if self.observe is not None:
-                                self.observe(p, inst, f)
-                            p = self.transfer(p, inst, f) if self.transfer_facts else self.transfer(p, inst)
+                            if observe is not None:
+                                observe(p, inst, f)
+                            p = transfer(p, inst, f) if with_facts else transfer(p, inst)
                             if type(p) is Branches:
                                 for q, qf in p:
-                                    qf = self._kill(qf, inst.index)
+                                    qf = self._kill(qf, idx)
                                     old = nxt.get(q)
                                     nxt[q] = qf if old is None else (old & qf)
                                 continue
-                            names = self._regval_defs.get(inst.index)
+                            names = self._regval_defs.get(idx)
                             if names:
                                 f = self._regval(f, inst, names)
-                            if inst.op in ("ret", "exit"):
-                                arrive(EXIT, p, self._kill(f, inst.index), inst)
+                            if ends_path:
+                                arrive(EXIT, p, self._kill(f, idx), inst)
                                 continue
-                            if inst.op == "trap":
+                            if op == "trap":
                                 continue
-                        f = self._kill(f, inst.index)
-                        for q in (p if type(p) is Fork else (p,)):
-                            old = nxt.get(q)
-                            nxt[q] = f if old is None else (old & f)
+                        if f:  # ``_kill``'s own first tests, without a call for the instructions that kill nothing
+                            if len(deps) != self._deps_seen:
+                                self._refresh_deps()
+                            if idx in self._dep_indices:
+                                f = self._kill(f, idx)
+                        if type(p) is Fork:
+                            for q in p:
+                                old = nxt.get(q)
+                                nxt[q] = f if old is None else (old & f)
+                        else:
+                            old = nxt.get(p)
+                            nxt[p] = f if old is None else (old & f)
                 states = nxt
             # route to successors; a brx.idx whose index is a function of the thread index goes only to the
             # table entries that the threads of this class select
             cases = self._brx_cases(last) if last is not None and last.op == "brx" else None
+            ends = last is not None and last.op in ("ret", "exit")
             for prop, facts in states.items():
-                for succ in g.successors(node):
+                for succ, cond, ks in routes[node]:
                     if cases is not None:
-                        ks = g[node][succ].get("cases")
                         if ks is not None and not (set(ks) & cases):
                             continue
-                    if succ == EXIT and last is not None and last.op in ("ret", "exit"):
+                    if succ == EXIT and ends:
                         continue  # already delivered above (a guarded ret falls through here otherwise)
                     if succ == "abort":
                         continue
-                    cond = g[node][succ].get("cond")
                     if cond is None:
                         arrive(succ, prop, facts, last)
                         continue
@@ -276,3 +321,12 @@ class PropertySimulation:
                             arrive(succ, prop, f, last)
         return list(exits.values())
 
+
+def _routing(cfg: CFG) -> tuple[dict, dict]:
+    """``(rank, routes)`` of ``cfg`` for the simulations: each node's position in reverse post-order, and each
+    node's out-edges ``[(successor, cond, cases)]`` in the graph's order (computed once per CFG, not per
+    simulation)."""
+    g = cfg.graph
+    rank = {n: i for i, n in enumerate(cfg.reverse_postorder())}
+    routes = {n: [(succ, d.get("cond"), d.get("cases")) for succ, d in g[n].items()] for n in g.nodes}
+    return rank, routes
