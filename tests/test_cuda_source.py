@@ -24,6 +24,7 @@ CASE16 = SHARED / "cases" / "16_divergent_collective_tcgen05_ld"
 #: Fixtures whose expectations source mode does not meet yet, path → what it gets wrong (strict xfail: fixing the
 #: gap makes the test pass, and then the entry must go).
 SOURCE_GAPS: dict[str, str] = {
+    "fixtures/nvcc/tm309_remote_release_scope_bad.cu": _TM309_SOURCE,
     "fixtures/patterns/persistent_loop_alloc_flags.cu":
         "TM101's warning on the alloc (line 54): warp 0 frees under its `had_tile` flag; warp 0 does not allocate, so "
         "its zero-trip and looping paths have equal properties and are joined at the loop exit, losing the flag's "
@@ -38,6 +39,7 @@ SOURCE_GAPS: dict[str, str] = {
 #: Fixtures where the PTX lint of the committed .ptx and source mode give different codes because one of them has a
 #: known gap, path → which (strict xfail).
 MODES_DIFFER: dict[str, str] = {
+    "fixtures/nvcc/tm309_remote_release_scope_bad.cu": _TM309_SOURCE,
     "fixtures/patterns/persistent_loop_alloc_flags.cu": "source mode adds TM101's warning (the had_tile flag gap)",
     "fixtures/patterns/persistent_loop_alloc_flags_bad.cu": "source mode adds TM101's warning (the had_tile flag gap)",
     "fixtures/patterns/persistent_roles_data_tiles_bad.cu": "source mode misses TM205 and TM305 (see SOURCE_GAPS)",

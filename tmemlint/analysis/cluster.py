@@ -21,7 +21,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from tmemlint.analysis.values import _BIN, _CMP, TOP
-from tmemlint.ir import Function
+from tmemlint.ir import Function, Reg
 
 #: CTA-identity special registers, whose values differ between the CTAs of one launch.
 IDENTITY_SREGS = ("%cluster_ctarank", "%cluster_ctaid", "%ctaid", "%clusterid")
@@ -135,7 +135,13 @@ class PairRoles:
             d = v[1][0] if isinstance(v[1], tuple) and v[1] and isinstance(v[1][0], int) else v[1]
             if isinstance(d, int) and 0 <= d < len(va.insts):
                 inst = va.insts[d]
-                out = any(self._from_identity(va.value(inst, o), depth + 1) for o in inst.operands[1:])
+                for o in inst.operands[1:]:
+                    vals = [va.value(inst, o)]
+                    if type(o) is Reg:  # a register merged from several definitions: each one's value
+                        vals += [va.def_value.get((r, o.name), TOP) for r in va._reaching(inst, o.name)]
+                    if any(self._from_identity(x, depth + 1) for x in vals):
+                        out = True
+                        break
         else:
             out = any(self._from_identity(x, depth + 1) for x in v[1:] if isinstance(x, tuple))
         self._derived[v] = out
