@@ -361,3 +361,30 @@ def test_svg_screenshot_in_a_headless_browser(tmp_path):
     subprocess.run([_browser(), "--headless", "--disable-gpu", "--no-sandbox", f"--screenshot={png}",
                     "--window-size=900,640", svg.as_uri()], capture_output=True, timeout=120)
     assert png.is_file() and png.stat().st_size > 10_000
+
+
+def test_design_pair_of_ctas(tmp_path):
+    # cta_group::2, M=256: each CTA holds 128 rows x N columns of the accumulator, 4 columns of A's scales (128 of
+    # the 256 rows), and B's scales for all N=256 rows: 8 columns (ThunderKittens' mxfp8 2-CTA layout)
+    d = tmp_path / "pair.toml"
+    d.write_text('[design]\nname = "pair"\ncta_group = 2\n\n[[object]]\nname = "D"\nkind = "accumulator"\nm = 256\n'
+                 'n = 256\n\n[[object]]\nname = "SFA"\nkind = "scale-A"\nm = 256\nstages = 5\n\n[[object]]\n'
+                 'name = "SFB"\nkind = "scale-B"\nn = 256\nstages = 5\n')
+    p = json.loads(run_cli("plan", "--design", str(d), "--format", "json").stdout)
+    assert [(o["name"], o["columns_per_stage"], o["columns"]) for o in p["objects"]] == [
+        ("D", 256, [0, 256]), ("SFA", 4, [256, 276]), ("SFB", 8, [276, 316])]
+    assert (p["budget"]["raw_columns"], p["budget"]["allocated_columns"]) == (316, 512)
+
+
+def test_build_path_gives_the_defines(tmp_path):
+    src = tmp_path / "k.cu"
+    src.write_text((PLAN / "plan_constant_trap.cu").read_text().replace("constexpr uint32_t kM = 128, kN = 64,", (
+        "#ifndef WIDE\n#define N_COLS 64\n#else\n#define N_COLS 96\n#endif\nconstexpr uint32_t kM = 128, kN = N_COLS,")))
+    (tmp_path / "plan_common.cuh").write_bytes((PLAN / "plan_common.cuh").read_bytes())
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / "compile_commands.json").write_text(json.dumps([{
+        "directory": str(tmp_path), "file": str(src), "command": f"nvcc -DWIDE -arch=sm_100a -c {src} -o k.o"}]))
+    proc = run_cli("plan", "--format", "json", "-p", str(build), str(src))
+    assert proc.returncode == 0, proc.stderr
+    assert regions(json.loads(proc.stdout)["kernels"][0])[0] == ("acc0", "accumulator", (0, 96))

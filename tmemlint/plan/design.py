@@ -5,7 +5,8 @@ A design lists TMEM objects (``[[object]]``: ``name``, ``kind`` ∈ accumulator,
 ``[design]`` settings (``cta_group``, ``ctas_per_sm``).  Column counts per stage (PTX ISA §9.7.16.2.1 cells of 32
 bits, datapath layouts of §9.7.16.10.5, the reference's §2.5): an accumulator holds N cells per row, whatever its
 dtype (M=128 with ``cta_group::2`` splits N over the pair: N/2 per CTA); an A operand in TMEM packs
-``32 / bits(dtype)`` elements per cell (``n`` is K); scale factors take 4 columns per 128 rows of their matrix;
+``32 / bits(dtype)`` elements per cell (``n`` is K); scale factors take 4 columns per 128 rows this CTA holds
+(scale-A: M / cta_group rows; scale-B: N rows);
 ``data`` packs like A.  Objects are laid out in the order given, aliases at their target's offset; the allocation is
 the next power of two ≥ 32 of the columns used.  The output model is a dict (``plan_design``), rendered as text
 (``render_design``) or as a C++ header of ``constexpr`` offsets (``render_cuda``); ``compare`` says where a
@@ -50,8 +51,10 @@ def _columns(o: dict, cta_group: int, where: str) -> tuple[int, int]:
     kind = o["kind"]
     m = _int(o, "m", 128, where)
     if kind in ("scale-A", "scale-B"):
-        rows = m if kind == "scale-A" else _int(o, "n", 128, where)
-        return 4 * max(1, -(-rows // 128) if cta_group == 1 else -(-rows // 256)), 128
+        # 4 columns (one 32-bit cell of 4 byte scales per row) per 128 rows held by this CTA: A's M rows are split
+        # over the pair under cta_group::2, B's N rows are not (DeepGEMM N=128: 4 columns; ThunderKittens N=256: 8)
+        rows = m // cta_group if kind == "scale-A" else _int(o, "n", 128, where)
+        return 4 * max(1, -(-rows // 128)), 128
     n = _int(o, "n", None, where)
     lanes = 64 if m == 64 and cta_group == 1 else 128
     if kind == "accumulator":

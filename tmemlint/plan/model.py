@@ -4,8 +4,15 @@
 ``SCHEMA_VERSION``).  Per kernel that touches TMEM it holds the header (target, ``cta_group``, allocation sites,
 CTAs per SM and where that number came from), the region map (``tmemlint.analysis.regions``), the column budget,
 the peak of simultaneously live columns, the reuse edges with the synchronization that guards each, the cost of
-reading TMEM back, and a lifecycle timeline per region.  Lines are 1-based PTX lines; columns are TMEM columns
-(32-bit cells, PTX ISA §9.7.16.2.1); lanes are TMEM lanes (rows).
+reading TMEM back, and a lifecycle timeline per region.  Lines are 1-based PTX lines (source lines in CUDA
+source mode); columns are TMEM columns (32-bit cells, PTX ISA §9.7.16.2.1); lanes are TMEM lanes (rows).
+
+It runs on the checker's own analyses (``FunctionContext``) and the enabled rules with the same ``Options`` as
+``tmemlint check``: integer TMEM addresses are columns of an allocation whose base the code proves (512 columns, or
+a trap-checked base); addresses are re-evaluated per issuing warps; a loop-advanced address gets every iteration's
+columns (``tmemlint.plan.loops``); every stage of a stage-indexed address is its own region
+(``build_regions(split_stages=True)``); the checker's findings mark regions and reuse edges, and an edge is at risk
+only when a finding names it or ``analysis.order`` finds the two warps unordered.
 """
 
 from __future__ import annotations
