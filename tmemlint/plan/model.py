@@ -1007,11 +1007,13 @@ class _Kernel:
             return None
         e = edges[k]
         w, r = e["writer"], e["reader"]
-        return (f"build with -g-tmem-access-check (ptxas plants TMEM access traps) and run on a B200 with "
-                f"compute-sanitizer --tool racecheck; then reorder the {w['op']} at line {w['line']} before the "
-                f"completion of the {r['op']} at line {r['line']} (or drop the {e['guard']} ordering): if results "
-                f"of {e['region']} columns [{e['columns'][0]}, {e['columns'][1]}) do not change, the ordering the "
-                f"plan relies on is not what protects them")
+        by = "; ".join(e["present"]) or "nothing"
+        return (f"on a B200, build with ptxas -g-tmem-access-check (it traps on a TMEM access outside the allocation "
+                f"or outside the issuing warp's lanes: the region map would be wrong), then delay the {r['op']} at "
+                f"line {r['line']} (e.g. __nanosleep before it) and compare the results that {e['region']} columns "
+                f"[{e['columns'][0]}, {e['columns'][1]}) feed with a reference over many runs: if the {w['op']} at "
+                f"line {w['line']} can overtake it, they differ; if the plan is right (ordered by: {by}), they never "
+                f"do")
 
     def assumptions(self, header: dict, budget: dict) -> list[dict]:
         """What the plan took for granted, and whether the code says so (``from_code``)."""
