@@ -199,7 +199,10 @@ class SyncModel:
             self._sites[idx] = sync_site(self.ctx.values, inst)
         return self._sites[idx]
 
-    def _relevant(self, inst: Instruction) -> bool:
+    @staticmethod
+    def _relevant(inst: Instruction) -> bool:
+        """The instructions the simulations observe; one function object (a bound method is a new object at every
+        access, and ``PropertySimulation`` computes its instructions of interest once per such object)."""
         return inst.op in _OBSERVED
 
     def _count(self, klass: "WarpClass", key: BarrierKey) -> _Counts:
@@ -416,7 +419,14 @@ class SyncModel:
             for keys, fa in paths_a:
                 if not self._agree(fa, fb):
                     continue
-                verdicts = [orders(x, fa, fb) for x in sorted(keys, key=repr)]
+                # ``orders`` is a pure function of its arguments (its counts are memoised per class and key), so
+                # the search stops at the first key that orders: the same answer whatever the order of the keys,
+                # without simulating the counts of the keys after it
+                verdicts = []
+                for x in sorted(keys, key=repr):
+                    verdicts.append(orders(x, fa, fb))
+                    if verdicts[-1] is True:
+                        break
                 if True in verdicts:
                     continue
                 if None in verdicts or undecidable_pair(fa, fb):
