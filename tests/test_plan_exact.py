@@ -388,3 +388,15 @@ def test_build_path_gives_the_defines(tmp_path):
     proc = run_cli("plan", "--format", "json", "-p", str(build), str(src))
     assert proc.returncode == 0, proc.stderr
     assert regions(json.loads(proc.stdout)["kernels"][0])[0] == ("acc0", "accumulator", (0, 96))
+
+
+def test_cuda_source_the_frontend_cannot_read_is_said_not_a_traceback(tmp_path):
+    bad = tmp_path / "bad.cu"
+    bad.write_text('__global__ void k() { asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 '
+                   '[%0], 32 garbage;" :: "r"(0)); }\n')
+    proc = run_cli("plan", str(bad))
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr
+    assert "bad.cu:1:102: TM900 the asm text is not valid PTX" in proc.stderr and "(the plan omits it)" in proc.stderr
+    assert "no kernel uses Tensor Memory" in proc.stdout
+    proc = run_cli("plan", "--format", "cuda", "fixtures/plan/plan_fa_spo.ptx")
+    assert proc.returncode == 2 and "--format cuda writes the header of a design" in proc.stderr

@@ -80,9 +80,8 @@ def _module(file: str, text: str, opts):
         from tmemlint.frontend.cuda import parse_cuda
 
         unit = parse_cuda(text, file, opts.defines, opts.include_dirs)
-        for d in getattr(unit, "diagnostics", []) or []:
-            if getattr(d, "code", None) == "TM900":
-                _fail(f"{file}:{d.line}: TM900 [error] {d.message} (syntax-error)")
+        for d in unit.diagnostics:  # what source mode could not read: said, and the plan goes on without it
+            typer.echo(f"{file}:{d.span.line}:{d.span.column}: {d.code} {d.message} (the plan omits it)", err=True)
         return unit.module
     try:
         module = parse_text(text, file)
@@ -121,6 +120,8 @@ def plan_command(
 
     if file is None and design is None:
         _fail("plan needs a FILE (PTX or CUDA source) or --design DESIGN.toml")
+    if output_format is PlanFormat.cuda and (design is None or file is not None):
+        _fail("--format cuda writes the header of a design: plan --design DESIGN.toml --format cuda (no FILE)")
     dplan = None
     if design is not None:
         from tmemlint.plan.design import DesignError, load_design, plan_design, render_cuda, render_design
@@ -165,7 +166,7 @@ def plan_command(
         plan["design_comparison"] = compare(dplan, plan)
     if output_format is PlanFormat.json:
         out = json.dumps(plan, indent=1) + "\n"
-    elif output_format in (PlanFormat.text, PlanFormat.cuda):
+    elif output_format is PlanFormat.text:
         out = render_text(plan)
     else:
         from tmemlint.plan.render_svg import MissingDependency, render_html, render_svg
