@@ -1,14 +1,14 @@
 """Editor latency of ``tmemlint server`` (issue 19, item 3): what a user waits for after typing.
 
 1. A 25k-line PTX file (the kernel of ``examples/gemm_leak_bad.ptx`` eleven times under different names): open
-   it, then send 20 ``didChange`` (one keystroke each, a comment typed at the end of a line of the sixth
-   kernel) ``--interval`` seconds apart; report
-   how many diagnostics were published after the keystrokes began, their versions, and the time from the last
-   keystroke to the publication of the last version.  Run with a fast burst (``--interval 0.03``: faster than the
-   debounce, one lint) and a slow one (``0.25``: every keystroke outlives the debounce, so lints start and are
-   superseded).
-2. Per-edit re-lint on the shipped examples (``examples/*.ptx``, ``examples/*.cu``): one change, then the time to
-   its diagnostics (debounce included), median of ``--repeat`` edits.
+   it, then send 20 ``didChange`` ``--interval`` seconds apart, one keystroke each in the sixth kernel: a comment
+   typed at the end of a line (every version parses), then ``TYPED`` typed on a new line (every version but the
+   last has a syntax error there); report how many diagnostics were published after the keystrokes began, their
+   versions, the codes of the last publication, and the time from the last keystroke to the publication of the
+   last version.  A fast burst (``--interval 0.03``) is closer together than the debounce (one lint); in a slow
+   one (``0.25``) every keystroke outlives the debounce, so lints start and are superseded or published.
+2. Per-edit re-lint on the shipped examples (``examples/*.ptx``, ``examples/*.cu``; ``--ptx-only``): one change,
+   then the time to its diagnostics (debounce included), median of ``--repeat`` edits.
 
 Usage: ``python benchmarks/bench_server.py [--interval S ...] [--repeat N]``; prints a table.
 """
@@ -20,6 +20,7 @@ import json
 import os
 import queue
 import statistics
+from collections import Counter
 import subprocess
 import sys
 import tempfile
@@ -120,7 +121,12 @@ def start(folder: str) -> Client:
     return c
 
 
-def burst(folder: str, interval: float, n: int = 20) -> dict:
+#: What the "code" scenario types, one character a keystroke, on a new line of the sixth kernel (20 characters; every
+#: prefix but the last is a syntax error in that kernel: TM900 there, the other kernels keep their findings).
+TYPED = "add.u32 %r99,%r2,17;"
+
+
+def burst(folder: str, interval: float, n: int = 20, code: bool = False) -> dict:
     text = big_ptx()
     uri = (Path(folder) / "big.ptx").as_uri()
     c = start(folder)
@@ -131,9 +137,15 @@ def burst(folder: str, interval: float, n: int = 20) -> dict:
         first = t_open - t0
         lines = text.split("\n")
         at = [i for i, s in enumerate(lines) if "tcgen05.alloc" in s][5]  # in the 6th kernel
+        if code:  # an empty new line to type on, already there when the file is opened
+            lines.insert(at, "\t")
+            text = "\n".join(lines)
         last = 0.0
         for k in range(n):
-            lines[at] += " // x" if k == 0 else "x"  # typing a comment at the end of an instruction's line
+            if code:
+                lines[at] += TYPED[k]
+            else:
+                lines[at] += " // x" if k == 0 else "x"  # typing a comment at the end of an instruction's line
             last, _ = c.send("textDocument/didChange", {"textDocument": {"uri": uri, "version": k + 2},
                                                         "contentChanges": [{"text": "\n".join(lines)}]})
             time.sleep(interval)
@@ -142,6 +154,8 @@ def burst(folder: str, interval: float, n: int = 20) -> dict:
         versions = [m["params"]["version"] for _, m in got]
         final = [t for t, m in got if m["params"]["version"] == n + 1]
         return {"lines": text.count("\n"), "interval": interval, "publishes": len(got), "versions": versions,
+                "final": dict(sorted(Counter(d["code"] for d in got[-1][1]["params"]["diagnostics"]).items()))
+                if got else None,
                 "latency": (final[0] - last) if final else None, "open": first,
                 "progress": sum(1 for _, m in seen if m.get("method") == "$/progress")}
     finally:
@@ -178,12 +192,13 @@ def main() -> None:
     ap.add_argument("--ptx-only", action="store_true", help="per-edit timing on the .ptx examples only")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        for iv in args.interval or [0.03, 0.25]:
-            r = burst(folder, iv)
-            print(f"25k-line burst: {r['lines']} lines, 20 keystrokes {iv * 1000:.0f} ms apart: {r['publishes']} "
+        for iv, code in [(iv, code) for code in (False, True) for iv in args.interval or [0.03, 0.25]]:
+            r = burst(folder, iv, code=code)
+            what = f"typing {TYPED!r} on a new line" if code else "typing a comment"
+            print(f"25k-line burst, {what}: {r['lines']} lines, 20 keystrokes {iv * 1000:.0f} ms apart: {r['publishes']} "
                   f"publish(es) (versions {r['versions']}), last version {r['latency'] * 1000:.0f} ms after the last "
                   f"keystroke; first diagnostics after open {r['open'] * 1000:.0f} ms; $/progress messages "
-                  f"{r['progress']}")
+                  f"{r['progress']}; final diagnostics {r['final']}")
         for name, lines, t in per_edit(folder, args.repeat, args.ptx_only):
             print(f"per edit: {name} ({lines} lines): diagnostics {t * 1000:.0f} ms after the change "
                   f"(debounce 120 ms included; median of {args.repeat})")
