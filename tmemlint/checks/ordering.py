@@ -24,32 +24,63 @@ def pending_ld_uses(ctx) -> dict[int, int]:
     if not any(i.family == "tcgen05.ld" for i in fn.instructions):
         return {}
 
+    copies = {i.index for i in fn.instructions if _is_copy(i)}
+    names_memo: dict[frozenset, frozenset] = {frozenset(): frozenset()}
+
+    def names(pending: frozenset) -> frozenset:
+        """The registers of a pending set (a set holds hundreds of entries after a wide tcgen05.ld; the transfer
+        derives the names of the set it makes from those of its input, so most instructions test their
+        destinations against these names instead of scanning the set)."""
+        hit = names_memo.get(pending)
+        if hit is None:
+            hit = names_memo[pending] = frozenset(p[0] for p in pending)
+        return hit
+
+    def made(pending: frozenset, regs: frozenset) -> frozenset:
+        names_memo.setdefault(pending, regs)
+        return pending
+
     def transfer(pending: frozenset, inst) -> frozenset:
         fam = inst.family
         if fam == "tcgen05.wait::ld":
             return frozenset() if inst.guard is None else pending
-        if pending and _is_copy(inst):
+        if pending and inst.index in copies:
             dst, src = inst.operands[0].name, inst.operands[1].name
             cast = dst.rstrip("0123456789") != src.rstrip("0123456789")
-            moved = {(ld, inst.index if cast and site < 0 else site) for reg, ld, site in pending if reg == src}
-            if inst.guard is None:  # a guarded copy may not run: the old pending entries of dst stay
-                pending = frozenset(p for p in pending if p[0] != dst)
-            return pending | {(dst, ld, site) for ld, site in moved}
+            have = names(pending)
+            moved = {(ld, inst.index if cast and site < 0 else site) for reg, ld, site in pending if reg == src} \
+                if src in have else set()
+            if inst.guard is None and dst in have:  # a guarded copy may not run: the old entries of dst stay
+                pending = made(frozenset(p for p in pending if p[0] != dst), have - {dst})
+                have = have - {dst}
+            return made(pending | {(dst, ld, site) for ld, site in moved}, have | {dst} if moved else have)
         if pending:
-            defs = {r.name for r in defined_regs(inst)}
+            defs = defined_regs(inst)
             if defs:
-                pending = frozenset(p for p in pending if p[0] not in defs)
+                have = names(pending)
+                killed = {r.name for r in defs}
+                if not have.isdisjoint(killed):
+                    pending = made(frozenset(p for p in pending if p[0] not in killed), have - killed)
         if fam == "tcgen05.ld":
-            pending = pending | {(r.name, inst.index, -1) for r in defined_regs(inst)}
+            regs = defined_regs(inst)
+            pending = made(pending | {(r.name, inst.index, -1) for r in regs}, names(pending) | {r.name for r in regs})
         return pending
 
-    before = must_state(ctx, transfer, frozenset(), meet=lambda x, y: x | y)
+    def meet(x: frozenset, y: frozenset) -> frozenset:
+        return made(x | y, names(x) | names(y))
+
+    # only a wait::ld and an instruction that writes registers (a copy, a tcgen05.ld, any redefinition) change the
+    # pending set
+    before = must_state(ctx, transfer, frozenset(), meet=meet,
+                        relevant=lambda i: bool(defined_regs(i)) or i.family == "tcgen05.wait::ld")
     first_use: dict[int, int] = {}
     for inst in fn.instructions:
         pending = before.get(inst.index)
-        if not pending or inst.family == "tcgen05.wait::ld" or _is_copy(inst):
+        if not pending or inst.family == "tcgen05.wait::ld" or inst.index in copies:
             continue
         used = {r.name for r in used_regs(inst)}
+        if names(pending).isdisjoint(used):
+            continue
         for reg, ld, site in pending:
             at = site if site >= 0 else inst.index  # a bit-cast read before the wait is where the read began
             if reg in used and (ld not in first_use or at < first_use[ld]):
@@ -211,9 +242,12 @@ def _handover_matters(ctx, arrive, kind: str, cols) -> bool:
     for k in ctx.threads.classes:
         if result or (arrivers == [k] and k.min_warps <= 1):  # only this warp's own arrival: program order
             continue
+        users_k = None
         for w in (w for w in waits if sync.executes(k, w)):
-            for u in users:
-                if not sync.executes(k, u) or not can_reach(ctx, w, u):
+            if users_k is None:  # the users this class may execute, asked once per class instead of per wait
+                users_k = [u for u in users if sync.executes(k, u)]
+            for u in users_k:
+                if not can_reach(ctx, w, u):
                     continue
                 if u.family != "tcgen05.dealloc" and cols is not None:
                     regs = _mma_regions(ctx, u) if u.family == "tcgen05.mma" else _tmem_writes(ctx, u) or \
@@ -310,16 +344,25 @@ def _pending_dataflow(ctx, kind: str):
         if fam == fam_op:
             pending.add(inst.index)
 
+    # a block whose predecessors' states are those it was last computed from is skipped (``step`` without
+    # recording is a function of the state): the same rounds and states as recomputing every block
+    version = {n: 0 for n in order}
+    seen: dict = {}
     changed = True
     while changed:
         changed = False
         for n in order:
+            stamp = tuple(version[p] for p in preds[n])
+            if seen.get(n) == stamp:
+                continue
+            seen[n] = stamp
             cur = set().union(*(out_state[p] for p in preds[n])) if preds[n] else set()
             for inst in blocks[n].instructions:
                 step(cur, inst, False)
             fz = frozenset(cur)
             if fz != out_state[n]:
                 out_state[n] = fz
+                version[n] += 1
                 changed = True
     for n in order:
         cur = set().union(*(out_state[p] for p in preds[n])) if preds[n] else set()
