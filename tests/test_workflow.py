@@ -15,7 +15,7 @@ from ptx_samples import NCOLS_96
 from tmemlint.cli import app, summary
 from tmemlint.config import clear_cache
 from tmemlint.findings import Finding, Severity
-from tmemlint.lineinfo import line_locations, snap_to_asm
+from tmemlint.lineinfo import LazyLineLocations, line_locations, snap_to_asm
 from tmemlint.names import base_name, demangle, demangle_message
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -180,6 +180,21 @@ def test_lineinfo_locations_and_asm_snap():
     cu = (EXAMPLES / "gemm_leak_bad.cu").read_text().split("\n")
     assert snap_to_asm(cu, 137, 25, "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32") == (136, 19, 74)
     assert snap_to_asm(cu, 137, 25, "not.there") == (137, 25, 26)
+
+
+def test_lazy_line_locations_equal_the_whole_map():
+    """The relocation's per-line lookup (``LazyLineLocations``) gives, on every line of every fixture with line info,
+    what ``line_locations`` maps for the whole text (None where it maps nothing)."""
+    files = [p for p in sorted((ROOT / "fixtures").rglob("*.ptx")) + sorted(EXAMPLES.glob("*.ptx"))
+             if ".loc" in p.read_text(errors="replace")]
+    assert len(files) > 50
+    for p in files:
+        text = p.read_text(errors="replace")
+        whole = line_locations(text)
+        lines = text.split("\n")
+        lazy = LazyLineLocations(text, lines)
+        for n in range(len(lines) + 2):
+            assert lazy.get(n) == whole.get(n), (p.name, n)
 
 
 def test_one_finding_whether_from_source_mode_or_lineinfo_ptx(tmp_path, monkeypatch):

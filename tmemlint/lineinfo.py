@@ -82,6 +82,62 @@ def line_locations(ptx_text: str) -> dict[int, Loc]:
     return out
 
 
+#: ``_FILE`` over a whole text: whitespace never crosses a line break, so it matches exactly the lines it matches
+_FILE_TEXT = re.compile(r'^[^\S\n]*\.file[^\S\n]+(\d+)[^\S\n]+"([^"\n]*)"', re.M)
+
+
+class LazyLineLocations:
+    """``line_locations`` of a text split into ``lines``, computed only for the lines asked about: a finding's line
+    walks back to the ``.loc`` (or function header) that governs it, instead of the whole file being mapped (a
+    CUTLASS example has a million lines and a few findings).  ``get(n)`` and ``[n]`` as on the dict."""
+
+    def __init__(self, text: str, lines: list[str]):
+        self.lines = lines
+        self.files: dict[int, str] = {int(m.group(1)): m.group(2) for m in _FILE_TEXT.finditer(text)}
+        self._memo: dict[int, Loc | None] = {}
+
+    def _loc(self, line: str) -> Loc | None:
+        files = self.files
+        m = _LOC.match(line)
+        if m and int(m.group(2)) > 0 and int(m.group(1)) in files:
+            sites = tuple((files[int(f)], int(ln), int(c)) for f, ln, c in _INLINED.findall(m.group(4))
+                          if int(f) in files and int(ln) > 0)
+            return Loc(files[int(m.group(1))], int(m.group(2)), int(m.group(3)), sites)
+        return None
+
+    @staticmethod
+    def _skipped(s: str) -> bool:
+        return not s or s.startswith("//") or s.startswith(".file")
+
+    def get(self, n: int, default=None):
+        if n in self._memo:
+            got = self._memo[n]
+            return default if got is None else got
+        got = None
+        lines = self.lines
+        if 1 <= n <= len(lines):
+            s = lines[n - 1].lstrip()
+            if not (self._skipped(s) or s.startswith(".loc") or _HEADER.match(lines[n - 1])):
+                for k in range(n - 1, 0, -1):
+                    line = lines[k - 1]
+                    s = line.lstrip()
+                    if self._skipped(s):
+                        continue
+                    if s.startswith(".loc"):
+                        got = self._loc(line)
+                        break
+                    if _HEADER.match(line):
+                        break
+        self._memo[n] = got
+        return default if got is None else got
+
+    def __getitem__(self, n: int) -> Loc:
+        got = self.get(n)
+        if got is None:
+            raise KeyError(n)
+        return got
+
+
 def snap_to_asm(lines: list[str] | None, line: int, column: int, opcode: str | None) -> tuple[int, int, int]:
     """``(line, column, end_column)`` of an instruction whose ``.loc`` is ``line``/``column``: where ``opcode`` (the
     instruction's dotted name, e.g. ``tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32``) starts inside a
@@ -102,7 +158,7 @@ class _Mapper:
 
         self.display = display_path
         self.ptx_lines = ptx_text.split("\n")
-        self.locs = line_locations(ptx_text)
+        self.locs = LazyLineLocations(ptx_text, self.ptx_lines)
         self.folder = os.path.dirname(os.path.abspath(ptx_path))
         self.sources = sources
         self.resolved: dict[str, str | None] = {}
