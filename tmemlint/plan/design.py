@@ -125,9 +125,10 @@ def _lifecycle(kind: str, alias: str | None, stages: int) -> str:
     """The completion each reuse of an object must wait for (reference §3 canonical patterns)."""
     st = "of the same stage " if stages > 1 else ""
     if kind == "accumulator":
-        return (f"MMA writes; tcgen05.commit to full[stage] -> the readers wait on it, tcgen05.fence::after_thread_sync,"
-                f" tcgen05.ld, tcgen05.wait::ld, tcgen05.fence::before_thread_sync, arrive on empty[stage] -> the MMA "
-                f"{st}waits on empty[stage] and tcgen05.fence::after_thread_sync before it writes again")
+        return ("MMA writes; tcgen05.commit to full[stage] -> the readers wait on it, "
+                "tcgen05.fence::after_thread_sync, tcgen05.ld, tcgen05.wait::ld, tcgen05.fence::before_thread_sync, "
+                f"arrive on empty[stage] -> the MMA {st}waits on empty[stage] and tcgen05.fence::after_thread_sync "
+                "before it writes again")
     if kind == "A" and alias:
         return (f"written with tcgen05.st over {alias} only after {alias}'s tcgen05.ld and tcgen05.wait::ld; "
                 f"tcgen05.wait::st and a fenced hand-over before the MMA reads it; the next MMA into {alias} waits for "
@@ -178,7 +179,7 @@ def render_cuda(p: dict) -> str:
             out.append(f"constexpr uint32_t kTmem{n}Stages = {o['stages']};")
             out.append(f"constexpr uint32_t kTmem{n}StageStride = {o['columns_per_stage']};")
         out.append(f"constexpr uint32_t kTmem{n}Cols = {o['columns_per_stage']};")
-    out.append(f"static_assert(kTmemAllocCols >= 32 && kTmemAllocCols <= 512, \"TMEM allocation\");")
+    out.append("static_assert(kTmemAllocCols >= 32 && kTmemAllocCols <= 512, \"TMEM allocation\");")
     out += ["", f"#endif  // {guard}", ""]
     return "\n".join(out)
 

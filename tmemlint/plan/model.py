@@ -333,7 +333,7 @@ class _Kernel:
         """TLane and TCol of a region, in words (PTX ISA §9.7.16.2.1, the datapath layouts of §9.7.16.10.5)."""
         d = next((a for a in r.writers if a.role == "d" and a.idesc is not None), None)
         if r.kind == "accumulator" and d is not None:
-            m, n = d.idesc.m, d.idesc.n
+            m = d.idesc.m
             cg = 2 if d.inst.has("cta_group::2") else 1
             if cg == 2 and m == 256:
                 tl = "lane = row mod 128 of the M=256 tile (rows [0, 128) in CTA rank 0, [128, 256) in rank 1)"
@@ -1030,9 +1030,10 @@ class _Kernel:
         else:
             out.append({"text": f"{header['threads_per_cta']} threads per CTA (.reqntid/.maxntid)", "from_code": True})
         if self.inferred:
-            out.append({"text": f"the instruction descriptor of the MMAs at lines {', '.join(map(str, self.inferred[:6]))}"
-                                f"{' …' if len(self.inferred) > 6 else ''} is a runtime value: their accumulator "
-                                f"width is the tcgen05.ld readback that starts at their columns", "from_code": False})
+            shown = ", ".join(map(str, self.inferred[:6])) + (" …" if len(self.inferred) > 6 else "")
+            out.append({"text": f"the instruction descriptor of the MMAs at lines {shown} is a runtime value: their "
+                                "accumulator width is the tcgen05.ld readback that starts at their columns",
+                        "from_code": False})
         if any(r.anchored for r in self.rmap.regions):
             out.append({"text": "an address with a loop-varying offset is placed at its known part (the plan is "
                                 "incomplete there)", "from_code": False})
