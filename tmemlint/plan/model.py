@@ -22,6 +22,7 @@ from tmemlint.analysis.flow import Flow, executing_classes, warps_of
 from tmemlint.analysis.idesc import ld_st_shape
 from tmemlint.analysis.regions import Access, AddressSets, Region, build_regions, collect_accesses
 from tmemlint.analysis.tmem import TMEM_COLUMNS
+from tmemlint.analysis.values import defined_regs, used_regs
 from tmemlint.checks.context import FunctionContext
 from tmemlint.ir import Instruction, Module
 from tmemlint.names import demangle
@@ -654,8 +655,14 @@ class _Kernel:
         nxt = f.only_via_back_edge(ri, wi)
         present, missing = [], []
         if rd.role == "ld":
+            dests = {r.name for r in defined_regs(rd.inst)}
             if f.must_pass(ri, wi, lambda j: _is(self.insts[j], "tcgen05.wait::ld")):
                 present.append("tcgen05.wait::ld")
+                guard = "same-thread-wait"
+            elif dests and f.must_pass(ri, wi, lambda j: any(r.name in dests for r in used_regs(self.insts[j]))):
+                # a read of the load's result waits for it (a register dependency orders them in the same thread,
+                # PTX ISA §9.7.16.6.4.5; FlashAttention-4 writes P = exp(S) over S so)
+                present.append("a use of the tcgen05.ld's result registers (register dependency)")
                 guard = "same-thread-wait"
             else:
                 missing.append("tcgen05.wait::ld between the tcgen05.ld and the overwrite")
