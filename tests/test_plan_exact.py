@@ -400,3 +400,13 @@ def test_cuda_source_the_frontend_cannot_read_is_said_not_a_traceback(tmp_path):
     assert "no kernel uses Tensor Memory" in proc.stdout
     proc = run_cli("plan", "--format", "cuda", "fixtures/plan/plan_fa_spo.ptx")
     assert proc.returncode == 2 and "--format cuda writes the header of a design" in proc.stderr
+
+
+def test_suppression_comments_apply_to_the_plan_as_to_check(tmp_path):
+    lines = (FIXTURES / "nvcc" / "tm302_tmem_reuse_before_wait_ld_bad.ptx").read_text().split("\n")
+    lines[334] += "  // tmemlint: disable=TM302"
+    src = tmp_path / "k.ptx"
+    src.write_text("\n".join(lines))
+    k = json.loads(run_cli("plan", "--format", "json", str(src)).stdout)["kernels"][0]
+    assert k["findings"] == [] and k["riskiest_edge"] is None
+    assert run_cli("check", "--format", "concise", str(src)).returncode == 0

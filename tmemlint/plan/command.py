@@ -154,7 +154,8 @@ def plan_command(
         _fail(f"{file}:1:1: TM900 [error] {getattr(e, 'message', e)} (syntax-error)")
     module = _module(file, text, opts)
     try:
-        plan = build_plan(module, file, kernel, opts.ctas_per_sm, options=opts)
+        same_lines = not (opts.compile and Path(file).suffix in _SOURCE_SUFFIXES)  # compile mode: PTX lines
+        plan = build_plan(module, file, kernel, opts.ctas_per_sm, options=opts, text=text if same_lines else None)
     except PlanError as e:
         _fail(str(e))
     except RecursionError:

@@ -1084,9 +1084,11 @@ def run_rules(ctx: FunctionContext, options) -> list:
 
 
 def build_plan(module: Module, path: str, kernel: str | None = None, ctas_per_sm: int | None = None,
-               options=None) -> dict:
+               options=None, text: str | None = None) -> dict:
     """The plan of every function of ``module`` that has a body and uses tcgen05 (or only ``kernel``).
 
+    ``options``: the ``Options`` of ``tmemlint check`` (rules, ``ctas_per_sm``); ``text``: the file's text, whose
+    suppression comments then apply to the findings the plan shows (lines of ``module`` must be its lines).
     Returns the JSON model (``docs/plan-schema.md``).  Raises ``PlanError`` when ``kernel`` names no function of
     the module that uses tcgen05; a module without any such function gives an empty ``kernels`` list."""
     kernels = []
@@ -1108,6 +1110,10 @@ def build_plan(module: Module, path: str, kernel: str | None = None, ctas_per_sm
             options = Options(ctas_per_sm=ctas_per_sm)
         ctas = ctas_per_sm if ctas_per_sm is not None else options.ctas_per_sm
         findings = run_rules(ctx, options) if options.codes != set() else []
+        if text is not None and findings:  # the suppression comments of the file apply, as in check
+            from tmemlint.suppress import apply_suppressions
+
+            findings = apply_suppressions(findings, text, path, options.wants, report_unused=False)
         kernels.append(_Kernel(ctx, ctas, findings).build())
     if kernel is not None and not kernels:
         known = ", ".join(demangle(n) for n in names) or "none"
