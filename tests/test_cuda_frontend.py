@@ -215,6 +215,23 @@ def test_loops_are_rotated_as_nvcc_emits_them():
     assert fn.instructions[16].family == "tcgen05.fence::after_thread_sync"
 
 
+def test_loop_counter_initialised_in_the_preheader_and_dead_flags_dropped():
+    """``frontend.cuda.cleanup``: ``int it = 0`` read only inside the following loop is initialised after the
+    zero-trip test, as nvcc does; ``bool seen`` only ever set to constants and never read is not lowered at all;
+    ``int last = 0`` read after the loop stays before the test."""
+    body = ("int n = int(out[1]);\n  bool seen = false;\n  int it = 0, last = 0;\n"
+            "  for (int t = 0; t < n; ++t) { seen = true; out[it] = 0.f; ++it; last = t; }\n  out[2] = last;")
+    fn = lowered(kernel(body=body))
+    at = {i: n for n, i in fn.labels.items()}
+    rows = [(i.index, i.opcode, i.operands[0].name if i.operands and hasattr(i.operands[0], "name") else None)
+            for i in fn.instructions if i.span.line in (15, 16, 17)]
+    assert not any(name and name.startswith("%seen") for _, _, name in rows)
+    guard = next(i for i in fn.instructions if i.op == "bra" and i.guard is not None and i.span.line == 17)
+    it0 = next(i for i in fn.instructions if i.opcode == "mov.s32" and i.operands[0].name.startswith("%it_"))
+    last0 = next(i for i in fn.instructions if i.opcode == "mov.s32" and i.operands[0].name.startswith("%last_"))
+    assert (last0.index < guard.index, it0.index, at.get(it0.index + 1, "")[:6]) == (True, guard.index + 1, "$L_for")
+
+
 def test_constexpr_function_with_a_loop_is_evaluated():
     before = ("constexpr uint32_t cols_for(uint32_t n) { uint32_t c = 32; while (c < n) c *= 2; "
               "return c - 16 * (n == 300); }\n")

@@ -36,9 +36,6 @@ SOURCE_GAPS: dict[str, str] = {
         "jump-threads the flag away: its PTX has no finding)",
     "fixtures/patterns/persistent_loop_alloc_flags_bad.cu":
         "TM101's warning on the alloc (line 51), the `had_tile` flag gap of persistent_loop_alloc_flags.cu",
-    "fixtures/patterns/persistent_roles_data_tiles_bad.cu":
-        "TM205 (line 101) and TM305 (line 102) are not reported in source mode: the data-chosen paths of the "
-        "happens-before analysis (commit debff2f, which added this fixture) are undecided on source mode's IR",
 }
 #: Fixtures where the PTX lint of the committed .ptx and source mode give different codes because one of them has a
 #: known gap, path → which (strict xfail).
@@ -46,7 +43,6 @@ MODES_DIFFER: dict[str, str] = {
     "fixtures/nvcc/tm309_remote_release_scope_bad.cu": _TM309_SOURCE,
     "fixtures/patterns/persistent_loop_alloc_flags.cu": "source mode adds TM101's warning (the had_tile flag gap)",
     "fixtures/patterns/persistent_loop_alloc_flags_bad.cu": "source mode adds TM101's warning (the had_tile flag gap)",
-    "fixtures/patterns/persistent_roles_data_tiles_bad.cu": "source mode misses TM205 and TM305 (see SOURCE_GAPS)",
 }
 
 

@@ -166,6 +166,7 @@ class AsmMixin:
                 g = Guard(sub(g.reg), g.negated)
             inst = Instruction(item.opcode, item.parts, g, tuple(sub(o) for o in item.operands), item.span,
                                self._src(item.span), len(self.insts))
+            self.asm_indices.add(inst.index)
             self.insts.append(inst)
         if len(self.insts) > MAX_INSTRUCTIONS:
             raise BudgetExceeded()

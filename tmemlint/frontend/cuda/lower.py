@@ -37,6 +37,7 @@ import re
 from tmemlint.frontend.cuda.arithmetic import ArithmeticMixin
 from tmemlint.frontend.cuda.asm_lower import AsmMixin
 from tmemlint.frontend.cuda.calls import CallsMixin
+from tmemlint.frontend.cuda.cleanup import drop_dead_definitions, sink_loop_constants
 from tmemlint.frontend.cuda.common import (
     DTORS,
     MAX_INSTRUCTIONS,
@@ -94,6 +95,10 @@ class Lowering(StatementsMixin, ExpressionsMixin, ArithmeticMixin, LvaluesMixin,
         self.nreg = 0
         self.nlabel = 0
         self.nasm = 0
+        #: indices of the instructions that come from asm statements (never cleaned up: ``cleanup``)
+        self.asm_indices: set[int] = set()
+        #: ``(zero-trip test, preheader, exit label, top label)`` of each rotated loop (``statements._rotated_loop``)
+        self.rotated_loops: list[tuple[int, int, str, str]] = []
         self.nframe = 0
         self.nthreads = 1024  # threads per CTA in x: .maxntid from __launch_bounds__, else the maximum
         self.cur_span: Span = Span(1, 1, 1, 2)
@@ -219,6 +224,12 @@ class Lowering(StatementsMixin, ExpressionsMixin, ArithmeticMixin, LvaluesMixin,
                 "TM901", self.cur_span, f"function {f.name} is not analysed: internal error of source mode "
                                         f"({type(e).__name__}: {e})"))
             return None
+        # nvcc's clean-ups the analyses can see: loop counters initialised in the loop's preheader, dead
+        # definitions removed (frontend.cuda.cleanup)
+        asm = {id(self.insts[i]) for i in self.asm_indices}
+        self.insts, self.labels = sink_loop_constants(self.insts, self.labels, self.rotated_loops, self._cell_names,
+                                                      asm)
+        self.insts, self.labels = drop_dead_definitions(self.insts, self.labels, self._cell_names, asm)
         fn.instructions = self.insts
         # Only labels that a branch targets start a basic block (as in nvcc's PTX): the labels placed for C++
         # structure (ends of inlined calls, unrolled iterations) that nothing jumps to are dropped.

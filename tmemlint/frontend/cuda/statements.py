@@ -402,9 +402,11 @@ class StatementsMixin:
         k_tiles``: a CTA-uniform fact every warp and lane shares), not on the loop counter after its definitions
         were joined at the head, as in nvcc's PTX.  ``k``: the condition's constant value (None: not constant;
         no condition: 1)."""
+        guard = len(self.insts)
         if k is None:
             self.cur_span = self.span(cexpr)
             self.cond_jump(cexpr, end, False)
+            self.rotated_loops.append((guard, len(self.insts), end, top))  # zero-trip test, preheader, labels
         self.place(top)
         self.frame.loops.append((end, cont, len(self.frame.scopes)))
         self.stmt(body)
