@@ -62,6 +62,10 @@ def test_rotating_scale_factor_stages_are_regions_of_their_own():
     # the accumulator is read back in 4 chunks of 32 columns (c += 32): every chunk is placed, in both stages
     acc0 = k["regions"][0]
     assert [r["line"] for r in acc0["readers"]] == [400] and acc0["stage"] == {"index": 0, "of": 2, "starts": [0, 128]}
+    # one pass reads one stage: 4 executions of the x32 load = 32 lanes x 128 columns x 4 B per warp
+    rb = k["readback"]
+    assert ([(s["shape"], s["count"], s["executions"]) for s in rb["by_shape"]], rb["bytes_per_warp"],
+            rb["bytes_per_cta"]) == ([("32x32b.x32", 1, 4)], 16384, 65536)
     # integer TMEM addresses: the 512-column allocation proves the base is column 0 (an assumption from the code)
     assert {"text": "integer TMEM addresses are columns of the allocation, whose base is column 0 (one allocation of "
                     "512 columns, or a base the code traps on unless it is 0)", "from_code": True} in k["assumptions"]

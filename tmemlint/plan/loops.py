@@ -136,6 +136,10 @@ class LoopColumns:
         return None
 
     # ---- trip count ------------------------------------------------------------------------------------------
+    def trip_count(self, loop) -> int | None:
+        """Iterations of the natural loop ``loop`` (``Flow.loops`` entry) when it is counted, else None."""
+        return self._trip_count(loop)
+
     def _trip_count(self, loop) -> int | None:
         if loop in self._trips:
             return self._trips[loop]

@@ -838,9 +838,11 @@ class _Kernel:
                                             "columns": cols, "fragment": frag, "lines": []})
             row["count"] += 1
             row["lines"].append(i.span.line)
+            reps = self._readback_trips(i.index)
+            row["executions"] = row.get("executions", 0) + reps
             if regs:
-                total_warp += regs * 128
-                total_cta += regs * 128 * len(self.warps(i.index))
+                total_warp += regs * 128 * reps
+                total_cta += regs * 128 * len(self.warps(i.index)) * reps
         no_wait = []
         exits = [j for j in range(len(self.insts)) if self.insts[j].op in ("ret", "exit")]
         for i in lds:
@@ -859,6 +861,20 @@ class _Kernel:
             "waits_per_ld": round(len(waits) / len(lds), 2) if lds else None,
             "lds_without_wait": no_wait,
         }
+
+    def _readback_trips(self, idx: int) -> int:
+        """How often one pass executes the tcgen05.ld at ``idx``: the trip count of its innermost loop when that
+        loop is a counted readback loop (no tcgen05.mma in it: ``tmemlint.plan.loops``), else 1."""
+        loop = self.flow.loop_of(idx)
+        if loop is None or any(_is(self.insts[j], "tcgen05.mma") for j in range(loop[0], loop[1] + 1)):
+            return 1
+        from tmemlint.plan.loops import LoopColumns
+
+        self._lc = getattr(self, "_lc", None) or LoopColumns(self.insts, self.va, self.sets, self.flow)
+        try:
+            return self._lc.trip_count(loop) or 1
+        except (RecursionError, ValueError):
+            return 1
 
     def _pending_registers(self) -> tuple[int, int | None]:
         """Most 32-bit registers per thread that tcgen05.ld results hold before their tcgen05.wait::ld, over all

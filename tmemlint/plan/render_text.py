@@ -139,8 +139,10 @@ def render_kernel(k: dict) -> str:
         out.append("  no tcgen05.ld")
     else:
         for s in rb["by_shape"]:
+            runs = s.get("executions", s["count"])
+            loops = f", {runs} executions per pass (counted readback loops)" if runs != s["count"] else ""
             out.append(f"  tcgen05.ld .{s['shape']}: {s['count']} x ({s['registers_per_thread']} registers per "
-                       f"thread, {s['bytes_per_warp']} bytes per warp), lines {_lines(s['lines'])}")
+                       f"thread, {s['bytes_per_warp']} bytes per warp){loops}, lines {_lines(s['lines'])}")
             if s.get("fragment"):
                 out.append(f"    {s['fragment']}")
         cta = f", {rb['bytes_per_cta']} bytes per CTA" if rb["bytes_per_cta"] is not None else ""
