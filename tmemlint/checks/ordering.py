@@ -430,6 +430,12 @@ def accumulator_read_before_complete(ctx):
             after[w.index] = {x.index for x in waits if can_reach(ctx, w, x)}
         return after[w.index]
 
+    # the writers with a region in each slot, in program order (an overlap is in one slot): an ld looks only at
+    # those, not at every writer of the function
+    by_slot: dict = {}
+    for w in writers:
+        for s in dict.fromkeys(r[0] for r in regions[w.index]):
+            by_slot.setdefault(s, []).append(w)
     hits: dict = {}
     for ld in lds:
         mine = _columns(ctx, ld, 1, ld_st_columns(ld))
@@ -437,7 +443,7 @@ def accumulator_read_before_complete(ctx):
         if slot is None:
             continue
         before = None  # the waits that can reach this ld, computed once per ld when first needed
-        for w in writers:
+        for w in by_slot.get(slot, ()):
             if not any((_overlap(mine, r) if mine is not None else r[0] == slot) for r in regions[w.index]):
                 continue
             if not can_reach(ctx, w, ld):
