@@ -232,6 +232,17 @@ def test_loop_counter_initialised_in_the_preheader_and_dead_flags_dropped():
     assert (last0.index < guard.index, it0.index, at.get(it0.index + 1, "")[:6]) == (True, guard.index + 1, "$L_for")
 
 
+def test_vector_struct_copy_into_shared_memory_is_a_load_and_a_store():
+    """``sA[i] = A[i]`` of ``uint4`` (a producer filling a shared tile): one vector load of the source and one vector
+    store into shared memory, as nvcc emits (``ld.global.nc.v4.u32`` / ``st.shared.v4.u32``)."""
+    body = ("__shared__ uint4 sA[64];\n  const uint4* A = reinterpret_cast<const uint4*>(out);\n"
+            "  sA[threadIdx.x % 64] = A[threadIdx.x];\n  __syncwarp();")
+    fn = lowered(kernel(body=body))
+    got = [(i.span.line, i.opcode, len(i.operands[1].items) if i.op == "st" else len(i.operands[0].items))
+           for i in fn.instructions if i.span.line == 16 and i.op in ("ld", "st")]
+    assert got == [(16, "ld.v4.u32", 4), (16, "st.shared.v4.u32", 4)]
+
+
 def test_constexpr_function_with_a_loop_is_evaluated():
     before = ("constexpr uint32_t cols_for(uint32_t n) { uint32_t c = 32; while (c < n) c *= 2; "
               "return c - 16 * (n == 300); }\n")

@@ -21,14 +21,9 @@ needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc (CUDA
 CASE16 = SHARED / "cases" / "16_divergent_collective_tcgen05_ld"
 
 
-#: TM309 needs the producer's writes of shared memory; source mode does not lower a C++ store of a uint4 into a
-#: __shared__ array (sA[i] = A[i]) to st.shared, so the remote arrive that follows publishes nothing it can see.
-_TM309_SOURCE = "source mode misses TM309: the uint4 stores into the __shared__ A tile are not lowered to st.shared"
-
 #: Fixtures whose expectations source mode does not meet yet, path → what it gets wrong (strict xfail: fixing the
 #: gap makes the test pass, and then the entry must go).
 SOURCE_GAPS: dict[str, str] = {
-    "fixtures/nvcc/tm309_remote_release_scope_bad.cu": _TM309_SOURCE,
     "fixtures/patterns/persistent_loop_alloc_flags.cu":
         "TM101's warning on the alloc (line 54): warp 0 frees under its `had_tile` flag; warp 0 does not allocate, so "
         "its zero-trip and looping paths have equal properties and are joined at the loop exit, losing the flag's "
@@ -40,7 +35,6 @@ SOURCE_GAPS: dict[str, str] = {
 #: Fixtures where the PTX lint of the committed .ptx and source mode give different codes because one of them has a
 #: known gap, path → which (strict xfail).
 MODES_DIFFER: dict[str, str] = {
-    "fixtures/nvcc/tm309_remote_release_scope_bad.cu": _TM309_SOURCE,
     "fixtures/patterns/persistent_loop_alloc_flags.cu": "source mode adds TM101's warning (the had_tile flag gap)",
     "fixtures/patterns/persistent_loop_alloc_flags_bad.cu": "source mode adds TM101's warning (the had_tile flag gap)",
 }

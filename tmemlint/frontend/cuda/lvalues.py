@@ -4,8 +4,8 @@ or opaque objects; their addresses, reads and writes.  A mixin of ``lower.Loweri
 from __future__ import annotations
 
 from tmemlint.frontend.cuda.common import SPECIAL_NAMES, AggLV, AliasLV, MemLV, RegLV, UnknownLV, V, type_suffix
-from tmemlint.frontend.cuda.cxx_types import INT, UINT, UNKNOWN, CType, StructInfo, layout, ptr_to
-from tmemlint.ir import Address, Imm, Reg, Sym
+from tmemlint.frontend.cuda.cxx_types import INT, UINT, UNKNOWN, CType, StructInfo, layout, ptr_to, size_of
+from tmemlint.ir import Address, Imm, Reg, Sym, Vec
 
 
 class LvaluesMixin:
@@ -196,7 +196,10 @@ class LvaluesMixin:
             self._detach(reg)
             self.emit(f"mov.{type_suffix(lv.ty)}", [reg, v.op])
         elif isinstance(lv, MemLV):
-            if lv.ty.kind in ("array", "struct"):
+            if lv.ty.kind == "struct":
+                self._store_vector(lv, v)
+                return
+            if lv.ty.kind == "array":
                 return
             v = self.convert(v, lv.ty)
             src = v.op if v.op is not None else self.opaque("stored value", lv.ty).op
@@ -208,6 +211,26 @@ class LvaluesMixin:
             self.write(c, v)
         elif isinstance(lv, AggLV) and v.ref is not None and isinstance(v.ref[0], AggLV):
             self._copy_agg(v.ref[0], lv)
+
+    def _store_vector(self, lv: MemLV, v: V) -> None:
+        """A struct of 4, 8 or 16 bytes stored to memory (``sA[i] = A[j]`` of ``uint4``/``float4``/``int2``...): as
+        nvcc does, one vector load of the source when it is in memory and one vector store of 32-bit words
+        (``ld.v4.u32``, ``st.shared.v4.u32``), so that the analyses see the store into shared memory (a producer's
+        tile, TM309) and the load.  Other structs are not stored (their copies stay invisible, as before)."""
+        size = size_of(lv.ty, self.P.structs)
+        if size not in (4, 8, 16):
+            return
+        n = size // 4
+        vec = f".v{n}" if n > 1 else ""
+        regs = [self.reg("r") for _ in range(n)]
+        src = v.ref[0] if v.ref is not None and isinstance(v.ref[0], MemLV) and v.ref[1] is None else None
+        if src is not None and size_of(src.ty, self.P.structs) == size:
+            sp = f".{src.space}" if src.space else ""
+            self.emit(f"ld{sp}{vec}.u32", [Vec(tuple(regs)) if n > 1 else regs[0], self._addr_operand(src.addr)])
+        else:
+            regs = [self.opaque("stored value", UINT).op for _ in range(n)]
+        sp = f".{lv.space}" if lv.space else ""
+        self.emit(f"st{sp}{vec}.u32", [self._addr_operand(lv.addr), Vec(tuple(regs)) if n > 1 else regs[0]])
 
     def _addr_operand(self, a: V) -> Address:
         op = a.op
