@@ -129,6 +129,9 @@ _MAX_LANE_STATES = 64
 #: Branch-fact sets kept per instruction before they are taken as unknown.
 _MAX_FACT_SETS = 32
 
+#: The fact set of the entry that stands for every path past ``_MAX_FACT_SETS``.
+_ANY_PATH: frozenset = frozenset()
+
 #: Opcodes whose instructions are observed by the simulations (the instructions rules ask about).
 _OBSERVED = {"ld", "ldu", "st", "tcgen05", "bar", "barrier", "mbarrier", "call", "ret", "exit", "atom", "red", "cp"}
 
@@ -220,14 +223,34 @@ class SyncModel:
             arr, wai = prop
             return (min(arr + 1, MANY) if s.arrives else arr, min(wai + 1, MANY) if s.waits else wai)
 
+        uniform_of = self._uniform_facts
+
         def observe(_k, prop, inst, facts):
+            # called for every observed instruction of every state: the memo of ``_uniform`` is read inline, and
+            # a first entry is the property's own counts (waits and arrivals are capped at ``MANY``, never below 0)
             i = inst.index
-            uniform = self._uniform(facts)
-            w, a = waits.setdefault(i, {}), arrivals.setdefault(i, {})
-            if uniform not in w and len(w) >= _MAX_FACT_SETS:
-                uniform = frozenset()
-            w[uniform] = min(w.get(uniform, MANY), prop[1])
-            a[uniform] = max(a.get(uniform, 0), prop[0])
+            uniform = uniform_of.get(facts)
+            if uniform is None:
+                uniform = self._uniform(facts)
+            w = waits.get(i)
+            if w is None:
+                w = waits[i] = {}
+                a = arrivals[i] = {}
+            else:
+                a = arrivals[i]
+            old = w.get(uniform)
+            if old is None:
+                if len(w) >= _MAX_FACT_SETS:
+                    uniform = _ANY_PATH
+                    old = w.get(uniform)
+            if old is None:
+                w[uniform] = prop[1]
+                a[uniform] = prop[0]
+            else:
+                if prop[1] < old:
+                    w[uniform] = prop[1]
+                if prop[0] > a[uniform]:
+                    a[uniform] = prop[0]
 
         self.ctx.simulate(transfer, (0, 0), observe, classes=[klass], relevant=self._relevant)
         c = _Counts(waits, arrivals)
