@@ -187,12 +187,21 @@ def must_state(ctx: "FunctionContext", transfer: Callable, init, meet=lambda a, 
             st = meet(st, x)
         return st
 
+    # a block whose predecessors' states have not changed since it was last computed would compute the same state
+    # again (``transfer`` and ``meet`` are functions of their arguments): it is skipped, so a round costs the
+    # blocks whose input changed, and the rounds and their states are those of recomputing every block
+    version = {n: 0 for n in order}
+    seen: dict = {}
     changed = True
     rounds = 0
     while changed and rounds < 100:
         changed = False
         rounds += 1
         for n in order:
+            stamp = tuple(version[p] if p != ENTRY else -1 for p in preds[n] if p == ENTRY or p in out)
+            if seen.get(n) == stamp:
+                continue
+            seen[n] = stamp
             st = entry(n)
             if st is _MISSING:
                 continue
@@ -200,6 +209,7 @@ def must_state(ctx: "FunctionContext", transfer: Callable, init, meet=lambda a, 
                 st = transfer(st, inst)
             if out.get(n, _MISSING) != st:
                 out[n] = st
+                version[n] += 1
                 changed = True
     before: dict[int, object] = {}
     for n in order:
