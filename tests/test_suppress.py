@@ -61,7 +61,8 @@ def test_bad_fixture_is_silenced_by_its_disable_comments(path, tmp_path):
 def test_silenced_by_name(tmp_path):
     path = FIXTURES / "nvcc" / "tm102_ncols_bad.ptx"
     found, after = _silence(path, tmp_path, use_names=True)
-    assert [f.code for f in found] == ["TM102", "TM102"]
+    # the two bad column counts, and TM307's warnings on the scale-factor copies (the CUTLASS mainloop idiom)
+    assert sorted(f.code for f in found) == ["TM102", "TM102", "TM307", "TM307"]
     assert after == []
 
 
