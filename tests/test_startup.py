@@ -77,8 +77,8 @@ def test_a_cache_hit_imports_no_parser_no_analysis_no_cli(tmp_path):
 def test_check_of_a_ptx_file_imports_what_it_uses():
     proc, mods = modules("--no-cache", "--format", "concise", str(FIXTURES / "nvcc" / "tm102_ncols_bad.ptx"))
     assert proc.returncode == 1 and "TM102" in proc.stdout
-    assert {"lark", "networkx", "tmemlint.frontend.parser", "tmemlint.report.concise"} <= mods
-    assert imported(mods, ("tree_sitter", "tmemlint.frontend.cuda", "tmemlint.frontend.cuda.preprocess",
+    assert {"lark", "tmemlint.analysis.cfg", "tmemlint.frontend.parser", "tmemlint.report.concise"} <= mods
+    assert imported(mods, ("networkx", "tree_sitter", "tmemlint.frontend.cuda", "tmemlint.frontend.cuda.preprocess",
                            "tmemlint.compile", "tmemlint.server", "pygls", "tmemlint.report.sarif",
                            "tmemlint.report.json_format", "tmemlint.report.text", "tmemlint.plan.model",
                            "tmemlint.baseline",

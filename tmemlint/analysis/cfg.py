@@ -1,4 +1,4 @@
-"""Control-flow graph of basic blocks, one ``networkx.DiGraph`` per function.
+"""Control-flow graph of basic blocks, one ``digraph.DiGraph`` (networkx's layout and orders) per function.
 
 Block boundaries follow PTX control flow (PTX ISA §9.7.9): a label starts a block; ``bra`` (guarded: two
 successors, unguarded: one), ``brx.idx`` (its ``.branchtargets`` list, §9.7.9.3), ``ret``/``exit`` (to the exit
@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import networkx as nx
-
+from tmemlint.analysis import digraph
 from tmemlint.ir import Function, Instruction, Sym
 
 ENTRY = "entry"
@@ -41,7 +40,7 @@ class CFG:
 
     function: Function
     blocks: dict[int, Block]
-    graph: nx.DiGraph
+    graph: digraph.DiGraph
     block_of: list[int]
     unresolved: list[Instruction]
 
@@ -50,7 +49,7 @@ class CFG:
 
     def reverse_postorder(self) -> list:
         """Nodes in reverse post-order from ENTRY (unreachable blocks last, in text order)."""
-        order = list(nx.dfs_postorder_nodes(self.graph, ENTRY))
+        order = list(digraph.dfs_postorder_nodes(self.graph, ENTRY))
         order.reverse()
         seen = set(order)
         order.extend(n for n in self.blocks if n not in seen)
@@ -91,7 +90,7 @@ def build_cfg(fn: Function) -> CFG:
         blocks[s] = b
         for i in range(s, e):
             block_of[i] = s
-    g = nx.DiGraph()
+    g = digraph.DiGraph()
     g.add_node(ENTRY)
     g.add_node(EXIT)
     g.add_node(ABORT)

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-import networkx as nx
-
+from tmemlint.analysis import digraph
 from tmemlint.analysis.cfg import ABORT, ENTRY, EXIT
 from tmemlint.analysis.threads import normalize
 from tmemlint.analysis.values import TOP
@@ -28,18 +27,18 @@ def control_dependences(ctx: "FunctionContext") -> dict:
     if cached is not None:
         return cached
     g = ctx.cfg.graph
-    rev = nx.DiGraph()
+    rev = digraph.DiGraph()
     rev.add_nodes_from(g.nodes)
     rev.add_node(_SINK)
     rev.add_edges_from((v, u) for u, v in g.edges)
     rev.add_edge(_SINK, EXIT)
     rev.add_edge(_SINK, ABORT)
     # nodes that cannot reach an exit (infinite loops) post-dominate nothing; tie them to the sink
-    reach = nx.descendants(rev, _SINK) | {_SINK}
+    reach = digraph.descendants(rev, _SINK) | {_SINK}
     for n in list(g.nodes):
         if n not in reach:
             rev.add_edge(_SINK, n)
-    ipdom = nx.immediate_dominators(rev, _SINK)
+    ipdom = digraph.immediate_dominators(rev, _SINK)
     deps: dict = {n: set() for n in ctx.cfg.blocks}
     for a, s in g.edges:
         if a not in ctx.cfg.blocks:
@@ -239,14 +238,14 @@ def _reach_bits(ctx: "FunctionContext") -> tuple[dict, dict]:
         return got
     g = ctx.cfg.graph
     bit = {n: 1 << i for i, n in enumerate(g.nodes)}
-    cond = nx.condensation(g)
+    cond = digraph.condensation(g)
     members = cond.graph["mapping"]  # node → component
     comp_nodes: dict = {}
     for n, c in members.items():
         comp_nodes.setdefault(c, []).append(n)
     inside = {c: sum(bit[n] for n in ns) for c, ns in comp_nodes.items()}
     below: dict = {}  # component → bitset of nodes reachable from it by at least one edge
-    for c in reversed(list(nx.topological_sort(cond))):
+    for c in reversed(list(digraph.topological_sort(cond))):
         acc = 0
         for d in cond.successors(c):
             acc |= inside[d] | below[d]
@@ -254,7 +253,7 @@ def _reach_bits(ctx: "FunctionContext") -> tuple[dict, dict]:
         if len(ns) > 1 or any(g.has_edge(n, n) for n in ns):  # a cycle: its nodes reach each other
             acc |= inside[c]
         below[c] = acc
-    reach = {n: below[members[n]] & ~bit[n] for n in g.nodes}  # as networkx.descendants: never the block itself
+    reach = {n: below[members[n]] & ~bit[n] for n in g.nodes}  # as digraph.descendants: never the block itself
     ctx.__dict__["_reach_bits"] = (bit, reach)
     return bit, reach
 

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 
 from tmemlint.ir import Address, Imm, Instruction, NotReg, ParenList, Reg, RegPair, Sym, Vec
 
-if TYPE_CHECKING:  # pragma: no cover - the CFG (and networkx) is built by whoever analyses a function body
+if TYPE_CHECKING:  # pragma: no cover - the CFG is built by whoever analyses a function body
     from tmemlint.analysis.cfg import CFG
 
 TOP = ("top",)
