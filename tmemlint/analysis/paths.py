@@ -231,6 +231,7 @@ class PropertySimulation:
                 queued.add(node)
                 heappush(work, (rank[node], node))
 
+        plans = _per_object(self.va.__dict__.setdefault("_plans", {}), self._interesting, dict)
         first = next(iter(g.successors("entry")))
         arrive(first, self.init, self.init_facts, None)
         visits = 0
@@ -247,7 +248,21 @@ class PropertySimulation:
             interesting = self._interesting
             deps = self.oracle.deps
             observe, transfer, with_facts = self.observe, self.transfer, self.transfer_facts
-            for inst in insts:
+            # the block's other instructions only kill facts, and only those that are ``_dep_indices`` (the
+            # definitions some fact depends on): while none of them is, only the instructions of interest are
+            # walked; ``deps`` grows only while one of those is processed, so the test is made again after each
+            plan = plans.get(node)
+            if plan is None:
+                plan = plans[node] = ([i for i in insts if i.index in interesting],
+                                      frozenset(i.index for i in insts if i.index not in interesting))
+            only, others = plan
+            if len(deps) != self._deps_seen:
+                self._refresh_deps()
+            seq = only if self._dep_indices.isdisjoint(others) else insts
+            k = 0
+            while k < len(seq):
+                inst = seq[k]
+                k += 1
                 idx = inst.index
                 if idx not in interesting:
                     if len(deps) != self._deps_seen:
@@ -299,6 +314,10 @@ class PropertySimulation:
                             old = nxt.get(p)
                             nxt[p] = f if old is None else (old & f)
                 states = nxt
+                if seq is only and len(deps) != self._deps_seen:
+                    self._refresh_deps()
+                    if not self._dep_indices.isdisjoint(others):  # walk the rest of the block in full
+                        seq, k = insts, idx - blk.start + 1
             # route to successors; a brx.idx whose index is a function of the thread index goes only to the
             # table entries that the threads of this class select
             cases = self._brx_cases(last) if last is not None and last.op == "brx" else None
