@@ -300,6 +300,26 @@ class ValueAnalysis:
         self._defs_by_inst: list[tuple[Reg, ...]] = [defined_regs(i) for i in self.insts]
         self._compute_reaching()
 
+    def _predicate_inputs(self, defs_of: dict[str, list[int]]) -> set[str]:
+        """Registers some guard or branch predicate is computed from (following definitions backwards through
+        their operands, a bounded walk).  Only their constants can tell paths apart (a loop flag, a warp role set in
+        a chain of branches); a register that only carries data (a value stored to TMEM, a loop's accumulator) never
+        decides a branch, and a constant written to it is no path fact."""
+        work = [i.guard.reg.name for i in self.insts if i.guard is not None]
+        seen: set[str] = set()
+        steps = 0
+        while work and steps < 200_000:
+            name = work.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            for d in defs_of.get(name, ()):
+                for r in used_regs(self.insts[d]):
+                    steps += 1
+                    if r.name not in seen:
+                        work.append(r.name)
+        return seen
+
     # ---- reaching definitions (only for registers with several definitions) --------------------------------
     def _compute_reaching(self) -> None:
         defs_of: dict[str, list[int]] = {}
@@ -313,8 +333,11 @@ class ValueAnalysis:
         self.multi_def_writes: dict[int, list[str]] = {}
         if not multi:
             return
+        feeds = self._predicate_inputs(defs_of)
         for i in sorted({d for ds in multi.values() for d in ds}):
-            self.multi_def_writes[i] = [r.name for r in self._defs_by_inst[i] if r.name in multi]
+            names = [r.name for r in self._defs_by_inst[i] if r.name in multi and r.name in feeds]
+            if names:
+                self.multi_def_writes[i] = names
         bit: dict[tuple[int, str], int] = {}
         reg_mask: dict[str, int] = {}
         for r, ds in multi.items():

@@ -239,6 +239,18 @@ def _thread_indexed(ctx, inst) -> bool:
     return v is not TOP and v[0] in ("c", "tid")
 
 
+def _quarter_lanes(acc) -> tuple:
+    """``(0, lo, hi)``: the lanes within its warp's quarter that an ld/st covers (PTX ISA §9.7.16.2.3, the shapes of
+    §9.7.16.8.3: ``.32x32b`` all 32, ``.16x64b``/``.16x128b``/``.16x256b`` 16 from the address's lane), the whole
+    quarter when the address's lane is not one known value."""
+    lanes = acc.addr.lanes if acc.addr is not None else []
+    width = min(acc.lanes or 32, 32)
+    if len(lanes) != 1 or not acc.addr.exact:
+        return (0, 0, 32)
+    lo = lanes[0] % 32
+    return (0, lo, min(lo + width, 32))
+
+
 def _shared_quarter(kx, ky, same: bool) -> bool:
     """Whether two different warps, one of class ``kx`` and one of ``ky``, share a TMEM lane quarter (warp % 4,
     PTX ISA §9.7.16.2.3): warps w and w + 4 do.  Within one class (``same``) only when its warps certainly run."""
@@ -274,7 +286,7 @@ def cross_warp_tmem_race(ctx):
         for y in accs[i:]:
             if x.op != "st" and y.op != "st":
                 continue
-            if not _overlap(_cells(x), _cells(y)):
+            if not _overlap(_cells(x), _cells(y)) or not _overlap(_quarter_lanes(x), _quarter_lanes(y)):
                 continue
             target = y if y.op == "st" else x
             other = x if target is y else y
@@ -310,12 +322,23 @@ def cross_warp_tmem_race(ctx):
 _GENERIC_WRITES = ("st", "stmatrix", "red", "atom")
 
 
+def _cluster_fence(inst) -> bool:
+    """A fence that makes the thread's earlier writes a release at cluster scope when a relaxed (or any) arrive
+    follows (PTX ISA §8.7 release patterns): ``fence.acq_rel.cluster``, ``fence.sc.cluster``,
+    ``fence.release….cluster``; not ``fence.proxy.*`` nor ``fence.mbarrier_init``."""
+    p = inst.parts
+    return inst.op == "fence" and "cluster" in p and any(x in p for x in ("acq_rel", "sc", "release")) \
+        and "mbarrier_init" not in p and "proxy" not in p
+
+
 def _publishes(ctx) -> dict[int, str]:
     """Remote arrive index → what it publishes: the arrives (through ``mapa``) that some warp class reaches after
     writing TMEM (tcgen05.st) or, through the generic proxy, shared memory made visible to the async proxy
-    (``fence.proxy.async``), since its previous synchronization, having read no TMEM in between (a consumer's
-    release after tcgen05.ld publishes nothing the peer's MMA reads)."""
+    (``fence.proxy.async``), with no cluster-scope fence after those writes (``_cluster_fence``), and having read
+    no TMEM since its previous mbarrier or cluster-barrier wait (a consumer's release after tcgen05.ld publishes
+    nothing the peer's MMA reads).  A CTA barrier (``bar.sync`` among the producing warps) forgets nothing."""
     from tmemlint.analysis.order import peer_arrive_key
+    from tmemlint.analysis.sync import is_mbarrier_wait
 
     va = ctx.values
     remote = {i.index for i in ctx.function.instructions if peer_arrive_key(va, i) is not None}
@@ -334,8 +357,10 @@ def _publishes(ctx) -> dict[int, str]:
             return (wrote_tmem, 1, read_tmem)
         if op == "fence" and "proxy" in inst.parts and "async" in inst.parts and smem == 1:
             return (wrote_tmem, 2, read_tmem)
-        s = ctx.sync.site(inst)
-        if s is not None and (s.waits or inst.index in remote):
+        if _cluster_fence(inst):
+            return (False, 0, read_tmem)
+        if inst.index in remote or (op == "mbarrier" and is_mbarrier_wait(inst)) or \
+                (op == "barrier" and "cluster" in inst.parts and "wait" in inst.parts):
             return (False, 0, False)
         return prop
 
@@ -352,7 +377,7 @@ def _publishes(ctx) -> dict[int, str]:
 
     ctx.simulate(transfer, (False, 0, False), observe,
                  relevant=lambda i: i.op in ("tcgen05", "st", "stmatrix", "red", "atom", "fence", "mbarrier",
-                                             "bar", "barrier"))
+                                             "barrier"))
     return out
 
 
@@ -372,7 +397,7 @@ def remote_release_scope(ctx):
     semantics, the arriving warp wrote TMEM (tcgen05.st) or shared memory for the async proxy since its previous
     synchronization and read no TMEM, and a warp of the kernel waits on that barrier and then issues a paired
     tcgen05.mma or tcgen05.cp.  An epilogue's release of the accumulator after tcgen05.ld publishes nothing and
-    is not concerned; nor is a ``fence.acq_rel.cluster`` before the arrive."""
+    is not concerned; writes followed by a ``fence.acq_rel.cluster`` (then the arrive) are released by it."""
     from tmemlint.analysis.control import can_reach
     from tmemlint.analysis.order import peer_arrive_key
     from tmemlint.analysis.sync import cta_group
@@ -385,7 +410,7 @@ def remote_release_scope(ctx):
     va = ctx.values
     for idx, what in sorted(_publishes(ctx).items()):
         arrive = insts[idx]
-        if _cluster_release(arrive) or _fenced_cluster(ctx, arrive):
+        if _cluster_release(arrive):
             continue
         key = peer_arrive_key(va, arrive)
         waits = [i for i in insts if (s := sync.site(i)) is not None and s.waits and s.key.may_alias(key)]
@@ -398,16 +423,3 @@ def remote_release_scope(ctx):
                                     f"{what}: the paired {consumer.family} that waits on it reads that data, and "
                                     f"only a .release.cluster arrive makes the writes visible to the peer CTA",
                    [(consumer, "the paired operation that reads the data")])
-
-
-def _fenced_cluster(ctx, arrive) -> bool:
-    """Whether a cluster-scope fence (``fence.acq_rel.cluster``, ``fence.sc.cluster``) immediately precedes
-    ``arrive`` in its basic block (fence then relaxed arrive is a release pattern, §8.7)."""
-    insts = ctx.function.instructions
-    for j in range(arrive.index - 1, max(arrive.index - 8, -1), -1):
-        i = insts[j]
-        if i.op == "fence" and "cluster" in i.parts and ("acq_rel" in i.parts or "sc" in i.parts):
-            return True
-        if i.op in ("bra", "brx", "ret", "exit") or i.family.startswith("tcgen05.st"):
-            return False
-    return False
