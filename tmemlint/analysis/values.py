@@ -671,6 +671,34 @@ class ValueAnalysis:
                     return src
         return ("opq", inst.index)
 
+    def _selp_test(self, inst: Instruction, cmp: str, a, b):
+        """``setp.eq/ne r, k`` where ``r = selp c1, c0, q`` (two different constants): the predicate ``q``, its
+        negation, or a constant, instead of a comparison of the constant set {c1, c0}.  nvcc writes a C++ ``bool``
+        passed to inline asm as ``"r"`` this way (``selp.u32 %r, 1, 0, %p`` then ``setp.ne.b32 q, %r, 0``); keeping
+        ``q`` keeps what the predicate was computed from (the CTA's rank, a warp role).  None when not that form."""
+        if cmp not in ("eq", "ne") or len(inst.operands) < 3:
+            return None
+        for k, (val, other) in enumerate(((a, b), (b, a))):
+            if val is TOP or other is TOP or val[0] != "cs" or other[0] != "c":
+                continue
+            o = inst.operands[1 + k]
+            if type(o) is not Reg:
+                continue
+            defs = self._reaching(inst, o.name)
+            if len(defs) != 1:
+                continue
+            d = self.insts[defs[0]]
+            ops = d.operands
+            if d.op != "selp" or len(ops) != 4 or type(ops[1]) is not Imm or type(ops[2]) is not Imm:
+                continue
+            c1, c0, q = ops[1].value, ops[2].value, self.value(d, ops[3])
+            if c1 == c0 or q is TOP:
+                continue
+            kk = other[1]
+            r = q if kk == c1 else (_pnot(q) if kk == c0 else ("c", 0))
+            return _pnot(r) if cmp == "ne" else r
+        return None
+
     def _compute(self, inst: Instruction, op: str, args: list):
         idx = inst.index
         if op in ("mov", "cvt", "cvta"):
@@ -716,7 +744,7 @@ class ValueAnalysis:
             a, b = args[0], args[1]
             if ty is not None and a is not TOP and b is not TOP and a[0] == "c" and b[0] == "c":
                 a, b = ("c", _wrap(a[1], ty)), ("c", _wrap(b[1], ty))
-            p = _cmp(cmp, a, b)
+            p = self._selp_test(inst, cmp, a, b) or _cmp(cmp, a, b)
             if len(args) >= 3:  # setp.cmp.bop: combined with a third predicate operand
                 bop = next((q for q in inst.parts if q in ("and", "or", "xor")), None)
                 if bop == "and":

@@ -110,11 +110,20 @@ def _barrier_identity(ctx, inst):
 
 def _may_be_same_barrier(commit: tuple | None, wait: tuple | None) -> bool:
     """Whether a wait on the barrier with identity ``wait`` may be a wait for the commit to ``commit``
-    (``_barrier_identity``): unless both are computed from the same terms with different constants (``full[s]``
-    and ``empty[s]`` of one stage register), the analysis cannot tell them apart and takes them as the same."""
+    (``_barrier_identity``): not when both are computed from the same terms with different constants (``full[s]``
+    and ``empty[s]`` of one stage register) or are two different variables at constant offsets; otherwise the
+    analysis cannot tell them apart and takes them as the same."""
     if commit is None or wait is None:
         return True
-    return commit[0] != wait[0] or commit[1] == wait[1]
+    if commit[0] == wait[0]:
+        return commit[1] == wait[1]
+    # two different shared variables, each at a constant offset: two barriers
+    return not (_one_symbol(commit[0]) and _one_symbol(wait[0]))
+
+
+def _one_symbol(terms: tuple) -> bool:
+    """Whether a linear form's terms are a single shared variable's address (``((("sym", name), 1),)``)."""
+    return len(terms) == 1 and terms[0][0][0] == "sym" and terms[0][1] == 1
 
 
 def _same_thread_hazards(ctx, pairs) -> dict[int, int]:
@@ -159,6 +168,46 @@ def _same_thread_hazards(ctx, pairs) -> dict[int, int]:
     ctx.simulate(transfer, frozenset(), observe,
                  relevant=lambda i: i.index in relevant or i.family == "tcgen05.commit" or i.op == "mbarrier")
     return found
+
+
+def _waits_between_writes(ctx, m, km, w, kw) -> bool:
+    """Whether every execution of the write ``w`` by class ``kw`` is either the first one, issued before the first
+    MMA ``m`` can run (``m`` is ordered after ``w``: the loader's first copy, then its arrive that the MMA waits
+    for), or a later one preceded, since the previous write, by a wait on a barrier the MMA's class commits to
+    after ``m``.  The loop ``for kb: { if (kb > 0) wait(mma_done); cp; arrive(sf_full); }`` is correct although
+    its first write waits for nothing; counting phases (``SyncModel``) cannot tell its first round from the others.
+    Simulated on the paths of ``kw``: the writes so far (0, 1, many) and the waits since the last one.  When some
+    repeated writes wait and others may not, the rounds that skip the wait depend on a loop counter the paths do not
+    keep: taken as waiting (a documented limit)."""
+    sync = ctx.sync
+    keys = {k for ks, _f in sync.releases_after(km, (m,), completion=True).get(m.index, []) for k in ks}
+    if not keys:
+        return False
+    states: set[tuple[int, int]] = set()
+
+    def transfer(prop, inst):
+        writes, waits = prop
+        if inst.index == w.index:
+            return (min(writes + 1, 2), 0)
+        s = sync.site(inst)
+        if s is not None and s.waits and any(s.key.may_alias(k) for k in keys):
+            return (writes, 1)
+        return prop
+
+    def observe(_k, prop, inst, _facts):
+        if inst.index == w.index:
+            states.add(prop)
+
+    ctx.simulate(transfer, (0, 0), observe, classes=[kw],
+                 relevant=lambda i: i.index == w.index or i.op in ("mbarrier", "bar", "barrier"))
+    if not states:
+        return False
+    later = [waits for writes, waits in states if writes >= 1]
+    if later and not any(later):
+        return False  # the write comes round again and never waits for the MMA's commit in between
+    # some repeated writes wait for the commit and others may not: which rounds skip the wait is a question of the
+    # loop counter's value that the paths do not keep (`if (kb > 0) wait(...)`): not decided, not reported
+    return all(waits or writes >= 1 or sync.must_happen_before(w, kw, m, km) is True for writes, waits in states)
 
 
 @rule("TM307", "mma-operand-overwritten", "error",
@@ -207,7 +256,8 @@ def mma_operand_overwritten(ctx):
                         continue
                     if sync.must_happen_before(w, kw, m, km) is True and not _in_cycle(ctx, w):
                         continue  # the write only ever precedes the MMA (st of A, then the MMA)
-                    if sync.completes_before(m, km, w, kw) is False:
+                    if sync.completes_before(m, km, w, kw) is False and \
+                            not _waits_between_writes(ctx, m, km, w, kw):
                         verdict.setdefault(w_idx, (m_idx, True))
     # the MMA's own thread writes next
     for w_idx, m_idx in _same_thread_hazards(ctx, pairs).items():
@@ -335,10 +385,11 @@ def _publishes(ctx) -> dict[int, str]:
     """Remote arrive index → what it publishes: the arrives (through ``mapa``) that some warp class reaches after
     writing TMEM (tcgen05.st) or, through the generic proxy, shared memory made visible to the async proxy
     (``fence.proxy.async``), with no cluster-scope fence after those writes (``_cluster_fence``), and having read
-    no TMEM since its previous mbarrier or cluster-barrier wait (a consumer's release after tcgen05.ld publishes
-    nothing the peer's MMA reads).  A CTA barrier (``bar.sync`` among the producing warps) forgets nothing."""
+    no TMEM since its previous synchronization (a consumer's release after tcgen05.ld publishes nothing the peer's
+    MMA reads).  Any wait, a CTA barrier included, starts a new round: an epilogue's shared-memory staging for its
+    own TMA store, then ``bar.sync`` among the epilogue warps, then a remote arrive publishes nothing (a documented
+    limit: producers that meet at a named barrier before one of them arrives are not followed)."""
     from tmemlint.analysis.order import peer_arrive_key
-    from tmemlint.analysis.sync import is_mbarrier_wait
 
     va = ctx.values
     remote = {i.index for i in ctx.function.instructions if peer_arrive_key(va, i) is not None}
@@ -359,8 +410,8 @@ def _publishes(ctx) -> dict[int, str]:
             return (wrote_tmem, 2, read_tmem)
         if _cluster_fence(inst):
             return (False, 0, read_tmem)
-        if inst.index in remote or (op == "mbarrier" and is_mbarrier_wait(inst)) or \
-                (op == "barrier" and "cluster" in inst.parts and "wait" in inst.parts):
+        s = ctx.sync.site(inst)
+        if inst.index in remote or (s is not None and s.waits):
             return (False, 0, False)
         return prop
 
@@ -377,7 +428,7 @@ def _publishes(ctx) -> dict[int, str]:
 
     ctx.simulate(transfer, (False, 0, False), observe,
                  relevant=lambda i: i.op in ("tcgen05", "st", "stmatrix", "red", "atom", "fence", "mbarrier",
-                                             "barrier"))
+                                             "bar", "barrier"))
     return out
 
 

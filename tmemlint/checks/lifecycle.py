@@ -418,6 +418,8 @@ def pair_issue_not_leader(ctx):
     from tmemlint.analysis.cluster import EITHER, PairRoles
     from tmemlint.analysis.sync import cta_group
 
+    if not ctx.function.is_entry:
+        return  # a .func's leader test may be its caller's: not decidable from the callee alone
     insts = ctx.function.instructions
     paired = {i.index for i in insts if i.op == "tcgen05" and i.family in _PAIR_ISSUED and cta_group(i) == 2}
     if not paired:
