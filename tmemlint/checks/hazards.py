@@ -293,11 +293,11 @@ def _quarter_lanes(acc) -> tuple:
     """``(0, lo, hi)``: the lanes within its warp's quarter that an ld/st covers (PTX ISA §9.7.16.2.3, the shapes of
     §9.7.16.8.3: ``.32x32b`` all 32, ``.16x64b``/``.16x128b``/``.16x256b`` 16 from the address's lane), the whole
     quarter when the address's lane is not one known value."""
-    lanes = acc.addr.lanes if acc.addr is not None else []
+    lanes = {lane % 32 for lane in acc.addr.lanes} if acc.addr is not None else set()
     width = min(acc.lanes or 32, 32)
-    if len(lanes) != 1 or not acc.addr.exact:
+    if len(lanes) != 1 or not acc.addr.exact:  # the quarter's base differs per warp; the offset in it must not
         return (0, 0, 32)
-    lo = lanes[0] % 32
+    lo = lanes.pop()
     return (0, lo, min(lo + width, 32))
 
 
