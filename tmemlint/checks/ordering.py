@@ -436,16 +436,20 @@ def accumulator_read_before_complete(ctx):
     for w in writers:
         for s in dict.fromkeys(r[0] for r in regions[w.index]):
             by_slot.setdefault(s, []).append(w)
+    overlapping: dict = {}  # (columns, slot) -> the writers of the slot with a region that overlaps them, in order
     hits: dict = {}
     for ld in lds:
         mine = _columns(ctx, ld, 1, ld_st_columns(ld))
         slot = _slot(ctx, ld, 1)
         if slot is None:
             continue
+        cand = overlapping.get((mine, slot))
+        if cand is None:
+            cand = overlapping[(mine, slot)] = [
+                w for w in by_slot.get(slot, ())
+                if any((_overlap(mine, r) if mine is not None else r[0] == slot) for r in regions[w.index])]
         before = None  # the waits that can reach this ld, computed once per ld when first needed
-        for w in by_slot.get(slot, ()):
-            if not any((_overlap(mine, r) if mine is not None else r[0] == slot) for r in regions[w.index]):
-                continue
+        for w in cand:
             if not can_reach(ctx, w, ld):
                 continue
             if before is None:
