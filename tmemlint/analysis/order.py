@@ -156,10 +156,20 @@ def peer_arrive_key(values, inst: Instruction) -> BarrierKey | None:
     addr = next((o for o in inst.operands if type(o) is Address), None)
     if addr is None or addr.base is None or not hasattr(addr.base, "name"):
         return None
-    for d in values._reaching(inst, addr.base.name):
-        src = values.insts[d]
-        if src.op == "mapa" and len(src.operands) >= 2:
-            return _key_of(values.value(src, src.operands[1]))
+    at, name = inst, addr.base.name
+    for _ in range(4):  # through register copies (mapa, then mov/cvt to the arrive's register)
+        for d in values._reaching(at, name):
+            src = values.insts[d]
+            if src.op == "mapa" and len(src.operands) >= 2:
+                return _key_of(values.value(src, src.operands[1]))
+        defs = values._reaching(at, name)
+        if len(defs) != 1:
+            return None
+        src = values.insts[defs[0]]
+        if src.op not in ("mov", "cvt") or len(src.operands) != 2 or not hasattr(src.operands[1], "name") \
+                or src.operands[1].name.startswith("%") and "." in src.operands[1].name:
+            return None
+        at, name = src, src.operands[1].name
     return None
 
 
