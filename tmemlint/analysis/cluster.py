@@ -70,6 +70,11 @@ def _eval(v, env: dict):
         return v[1]
     if tag == "sreg":
         return env.get(v[1])
+    if tag == "op" and v[1] == "bfe" and len(v) == 6:  # bit-field extract (PTX ISA §9.7.1.18), unsigned
+        a, pos, ln = (_eval(x, env) for x in v[2:5])
+        if a is None or pos is None or ln is None:
+            return None
+        return (a >> pos) & ((1 << ln) - 1) if 0 <= pos < 64 and 0 <= ln <= 64 else None
     if tag == "op" and v[1] in _BIN and len(v) == 5:
         a, b = _eval(v[2], env), _eval(v[3], env)
         if a is None or b is None:

@@ -753,6 +753,8 @@ class ValueAnalysis:
                     return ("por", p, args[2])
                 return None
             return p
+        if op == "bfe" and len(args) == 3 and not inst.has("s32") and not inst.has("s64"):
+            return _generic("bfe", args, idx)  # unsigned bit-field extract of uniform values, kept symbolic
         if op == "selp" and len(args) == 3:
             c = args[2]
             if c[0] == "c":
