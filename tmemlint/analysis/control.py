@@ -270,6 +270,13 @@ def block_descendants(ctx: "FunctionContext", b) -> set:
     return got
 
 
+def on_cycle(ctx: "FunctionContext", inst: Instruction) -> bool:
+    """Whether ``inst`` can execute again after itself: its basic block lies on a CFG cycle (a loop)."""
+    bit, reach = _reach_bits(ctx)
+    b = ctx.cfg.block_of[inst.index]
+    return any(s == b or reach.get(s, 0) & bit[b] for s in ctx.cfg.graph.successors(b))
+
+
 def can_reach(ctx: "FunctionContext", a: Instruction, b: Instruction) -> bool:
     """Whether ``b`` can execute after ``a`` on some CFG path (guards ignored)."""
     ba = ctx.cfg.block_of[a.index]

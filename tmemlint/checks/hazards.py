@@ -41,96 +41,14 @@ def _accesses(ctx):
     return memo
 
 
-def _in_cycle(ctx, inst) -> bool:
-    """Whether ``inst`` can execute again after itself (its basic block lies on a CFG cycle)."""
-    from tmemlint.analysis.control import _reach_bits
-
-    bit, reach = _reach_bits(ctx)
-    b = ctx.cfg.block_of[inst.index]
-    return any(s == b or reach.get(s, 0) & bit[b] for s in ctx.cfg.graph.successors(b))
-
-
 # ---- TM307 -------------------------------------------------------------------------------------------------------
-
-def _linear(ctx, inst, o, depth: int = 0) -> tuple[dict, int] | None:
-    """Operand ``o`` at ``inst`` as a linear form ``({term: coefficient}, constant)`` over the definitions it is
-    computed from (symbols, kernel parameters, registers merged from several definitions, other instructions'
-    results), following single reaching definitions through mov/cvt/cvta/add/sub and shifts or multiplications by
-    constants; None past a few definitions."""
-    from tmemlint.ir import Imm, Reg, Sym
-
-    if type(o) is Imm:
-        return {}, o.value
-    if type(o) is Sym:
-        return {("sym", o.name): 1}, o.offset  # smem_raw+135200: source mode folds field offsets into the symbol
-    if type(o) is not Reg or depth > 12:
-        return None
-    va = ctx.values
-    defs = va._reaching(inst, o.name)
-    if len(defs) != 1:
-        return {("merged", o.name, tuple(defs)): 1}, 0
-    d = va.insts[defs[0]]
-    ops = d.operands
-    leaf = ({("def", d.index, o.name): 1}, 0)
-    if d.op in ("mov", "cvt", "cvta") and len(ops) == 2:
-        return _linear(ctx, d, ops[1], depth + 1) or leaf
-    if d.op in ("add", "sub") and len(ops) == 3:
-        a, b = _linear(ctx, d, ops[1], depth + 1), _linear(ctx, d, ops[2], depth + 1)
-        if a is None or b is None:
-            return leaf
-        sign = 1 if d.op == "add" else -1
-        terms = dict(a[0])
-        for t, c in b[0].items():
-            terms[t] = terms.get(t, 0) + sign * c
-        return {t: c for t, c in terms.items() if c}, a[1] + sign * b[1]
-    if d.op in ("shl", "mul") and len(ops) == 3 and type(ops[2]) is Imm:
-        a = _linear(ctx, d, ops[1], depth + 1)
-        if a is None:
-            return leaf
-        k = (1 << ops[2].value) if d.op == "shl" else ops[2].value
-        return {t: c * k for t, c in a[0].items()}, a[1] * k
-    return leaf
-
-
-def _barrier_identity(ctx, inst):
-    """What names the mbarrier of a commit or wait, such that equal identities are the same barrier at run time:
-    the address as a linear form over the definitions it is computed from (``_linear``: a pipeline's stage
-    address recomputed from the same stage register is the same barrier; ``full[stage]`` and ``empty[stage]``
-    differ by their constant).  None when there is no address operand or it cannot be followed."""
-    from tmemlint.ir import Address
-
-    addr = next((o for o in inst.operands if type(o) is Address), None)
-    if addr is None or addr.base is None:
-        return None
-    form = _linear(ctx, inst, addr.base)
-    if form is None:
-        return None
-    return (tuple(sorted(form[0].items(), key=repr)), form[1] + addr.offset)
-
-
-def _may_be_same_barrier(commit: tuple | None, wait: tuple | None) -> bool:
-    """Whether a wait on the barrier with identity ``wait`` may be a wait for the commit to ``commit``
-    (``_barrier_identity``): not when both are computed from the same terms with different constants (``full[s]``
-    and ``empty[s]`` of one stage register) or are two different variables at constant offsets; otherwise the
-    analysis cannot tell them apart and takes them as the same."""
-    if commit is None or wait is None:
-        return True
-    if commit[0] == wait[0]:
-        return commit[1] == wait[1]
-    # two different shared variables, each at a constant offset: two barriers
-    return not (_one_symbol(commit[0]) and _one_symbol(wait[0]))
-
-
-def _one_symbol(terms: tuple) -> bool:
-    """Whether a linear form's terms are a single shared variable's address (``((("sym", name), 1),)``)."""
-    return len(terms) == 1 and terms[0][0][0] == "sym" and terms[0][1] == 1
-
 
 def _same_thread_hazards(ctx, pairs) -> dict[int, int]:
     """Writer index → MMA index for the writers that the MMA's own warp issues after the MMA with no completion of
     it in between, on some path of that warp class: no ``tcgen05.commit`` to an mbarrier followed by a wait that
-    may be on that mbarrier (``_may_be_same_barrier``) by this thread.  ``pairs``: the candidate
+    may be on that mbarrier (``analysis.barriers.may_be_same_barrier``) by this thread.  ``pairs``: the candidate
     ``{writer index: [mma index, …]}`` (footprints overlapping)."""
+    from tmemlint.analysis.barriers import barrier_identity, may_be_same_barrier
     from tmemlint.analysis.sync import is_mbarrier_wait
 
     mmas = {m for ms in pairs.values() for m in ms}
@@ -139,7 +57,7 @@ def _same_thread_hazards(ctx, pairs) -> dict[int, int]:
 
     def identity(inst):
         if inst.index not in ident:
-            ident[inst.index] = _barrier_identity(ctx, inst)
+            ident[inst.index] = barrier_identity(ctx.values, inst)
         return ident[inst.index]
 
     def transfer(prop, inst):
@@ -153,7 +71,7 @@ def _same_thread_hazards(ctx, pairs) -> dict[int, int]:
             return frozenset((m, c | {v}) for m, c in prop)
         if inst.op == "mbarrier" and is_mbarrier_wait(inst):
             v = identity(inst)
-            return frozenset(p for p in prop if not any(_may_be_same_barrier(c, v) for c in p[1]))
+            return frozenset(p for p in prop if not any(may_be_same_barrier(c, v) for c in p[1]))
         return prop
 
     def observe(_k, prop, inst, _facts):
@@ -223,6 +141,8 @@ def mma_operand_overwritten(ctx):
     and wait on that commit's barrier in between (CUTLASS's block-scaled mainloop loads the next K block's scale
     factors that way: issue order, not the ISA, makes it work).  A wait on a barrier the analysis cannot tell
     apart from the commit's counts as the completion (a documented limit: DeepGEMM's stage-rotated barriers)."""
+    from tmemlint.analysis.control import on_cycle
+
     accs = _accesses(ctx)
     reads = [a for a in accs if a.op == "mma" and a.role in _MMA_READ_ROLES and _cells(a) is not None]
     if not reads:
@@ -254,7 +174,7 @@ def mma_operand_overwritten(ctx):
                 for kw in classes:
                     if kw is km or not sync.executes(kw, w):
                         continue
-                    if sync.must_happen_before(w, kw, m, km) is True and not _in_cycle(ctx, w):
+                    if sync.must_happen_before(w, kw, m, km) is True and not on_cycle(ctx, w):
                         continue  # the write only ever precedes the MMA (st of A, then the MMA)
                     if sync.completes_before(m, km, w, kw) is False and \
                             not _waits_between_writes(ctx, m, km, w, kw):
