@@ -230,7 +230,7 @@ def must_state(ctx: "FunctionContext", transfer: Callable, init, meet=lambda a, 
 _MISSING = object()
 
 
-def _reach_bits(ctx: "FunctionContext") -> tuple[dict, dict]:
+def reach_bits(ctx: "FunctionContext") -> tuple[dict, dict]:
     """``(block → bit, block → bitset of the other blocks reachable from it)``, for every block at once: one pass
     over the strongly connected components in reverse topological order (cached on ``ctx``)."""
     got = ctx.__dict__.get("_reach_bits")
@@ -263,7 +263,7 @@ def block_descendants(ctx: "FunctionContext", b) -> set:
     cache = ctx.__dict__.setdefault("_descendants", {})
     got = cache.get(b)
     if got is None:
-        bit, reach = _reach_bits(ctx)
+        bit, reach = reach_bits(ctx)
         r = reach[b]
         got = {n for n in ctx.cfg.blocks if r & bit[n]}
         cache[b] = got
@@ -272,7 +272,7 @@ def block_descendants(ctx: "FunctionContext", b) -> set:
 
 def on_cycle(ctx: "FunctionContext", inst: Instruction) -> bool:
     """Whether ``inst`` can execute again after itself: its basic block lies on a CFG cycle (a loop)."""
-    bit, reach = _reach_bits(ctx)
+    bit, reach = reach_bits(ctx)
     b = ctx.cfg.block_of[inst.index]
     return any(s == b or reach.get(s, 0) & bit[b] for s in ctx.cfg.graph.successors(b))
 
@@ -283,5 +283,5 @@ def can_reach(ctx: "FunctionContext", a: Instruction, b: Instruction) -> bool:
     bb = ctx.cfg.block_of[b.index]
     if ba == bb and a.index < b.index:
         return True
-    bit, reach = _reach_bits(ctx)
+    bit, reach = reach_bits(ctx)
     return bool(reach[ba] & bit[bb])

@@ -418,17 +418,38 @@ def accumulator_read_before_complete(ctx):
     writers = [i for i in fn.instructions if i.family in ("tcgen05.mma", "tcgen05.cp")]
     if not lds or not writers:
         return
-    from tmemlint.analysis.control import can_reach
+    from tmemlint.analysis.control import can_reach, reach_bits
 
     regions = {w.index: (_mma_regions(ctx, w, accumulator_only=True) if w.family == "tcgen05.mma" else
                          [r for r in [_columns(ctx, w, 0, 8)] if r]) for w in writers}
     waits = [i for i in fn.instructions if is_mbarrier_wait(i)]
-    after: dict[int, set] = {}  # writer index -> the waits it can reach (computed once per writer)
+    # the waits as bits of one integer, with their blocks: ``can_reach`` over every (writer, wait) and (wait, ld)
+    # pair, inlined (a block reaches another by ``reach``; within a block, a later instruction follows an earlier)
+    bit, reach = reach_bits(ctx)
+    block_of = ctx.cfg.block_of
+    wait_bits = [(block_of[x.index], x.index, 1 << k) for k, x in enumerate(waits)]
+    after: dict[int, int] = {}  # writer index -> the waits it can reach (bits; computed once per writer)
 
-    def waits_after(w) -> set:
-        if w.index not in after:
-            after[w.index] = {x.index for x in waits if can_reach(ctx, w, x)}
-        return after[w.index]
+    def waits_after(w) -> int:
+        got = after.get(w.index)
+        if got is None:
+            bw, wi = block_of[w.index], w.index
+            rw = reach[bw]
+            got = 0
+            for bx, xi, k in wait_bits:
+                if (bx == bw and wi < xi) or rw & bit[bx]:
+                    got |= k
+            after[w.index] = got
+        return got
+
+    def waits_before(ld) -> int:
+        bl, li = block_of[ld.index], ld.index
+        bb = bit[bl]
+        got = 0
+        for bx, xi, k in wait_bits:
+            if (bx == bl and xi < li) or reach[bx] & bb:
+                got |= k
+        return got
 
     # the writers with a region in each slot, in program order (an overlap is in one slot): an ld looks only at
     # those, not at every writer of the function
@@ -453,7 +474,7 @@ def accumulator_read_before_complete(ctx):
             if not can_reach(ctx, w, ld):
                 continue
             if before is None:
-                before = {x.index for x in waits if can_reach(ctx, x, ld)}
+                before = waits_before(ld)
             if waits_after(w) & before:
                 continue
             hits[ld.index] = w.index
