@@ -56,6 +56,16 @@ def test_printing_the_version_or_the_rules_imports_no_parser_no_rules_no_cli(arg
     assert imported(mods, HEAVY + CLI) == []
 
 
+@pytest.mark.parametrize("args, ours", [(["--version"], ["tmemlint", "tmemlint.entry"]),
+                                        (["rules"], ["tmemlint", "tmemlint.entry", "tmemlint.ruletable"])])
+def test_the_version_and_the_rule_table_import_only_the_entry_point_and_the_table(args, ours):
+    """Their whole cost beyond the interpreter's start is these modules (issue 18: at most 2x ``python -c pass``,
+    ``benchmarks/bench.py``), and the ``re`` that pip's console-script wrapper imports."""
+    proc, mods = modules(*args)
+    assert proc.returncode == 0 and proc.stdout
+    assert imported(mods, ("tmemlint",)) == ours
+
+
 @pytest.mark.parametrize("args", [["--help"], ["check", "--help"], ["rule", "--help"], ["plan", "--help"]])
 def test_help_imports_no_parser_and_no_analysis(args):
     proc, mods = modules(*args)
