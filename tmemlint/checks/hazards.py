@@ -147,8 +147,12 @@ def mma_operand_overwritten(ctx):
     reads = [a for a in accs if a.op == "mma" and a.role in _MMA_READ_ROLES and _cells(a) is not None]
     if not reads:
         return
-    # an accumulator laid over another MMA's operands is a region overlap (TM401, TM403), not an ordering question
-    writers = [a for a in accs if a.writes and a.op != "mma" and _cells(a) is not None]
+    # an MMA whose accumulator covers its own TMEM operands is a layout fault (TM401 scale factors, TM403 operand
+    # overlap), reported there; the accumulator of one MMA laid over another's operands (P over S) is a reuse
+    # question for this rule
+    self_overlap = {a.inst.index for a in accs if a.op == "mma" and a.role == "d" and _cells(a) is not None
+                    and any(_overlap(_cells(a), _cells(r)) for r in reads if r.inst.index == a.inst.index)}
+    writers = [a for a in accs if a.writes and _cells(a) is not None and a.inst.index not in self_overlap]
     pairs: dict[int, list[int]] = {}
     read_of: dict[tuple[int, int], object] = {}
     for w in writers:
