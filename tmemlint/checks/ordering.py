@@ -212,55 +212,95 @@ def _handover_matters(ctx, arrive, kind: str, cols) -> bool:
     (columns ``cols`` = ``(slot, lo, hi)``; unknown columns on either side count as overlapping).  A hand-over
     matters only for the cells the other side touches: CUTLASS's FMHA correction warps arrive on a barrier whose
     waiters use other columns, then wait::st before the barrier that publishes the stored ones; an epilogue's
-    arrive on a TMA-load barrier hands over no TMEM at all."""
-    from tmemlint.analysis.control import can_reach
-    from tmemlint.analysis.idesc import ld_st_columns
+    arrive on a TMA-load barrier hands over no TMEM at all.
 
+    What does not depend on ``cols`` (the users each class may reach from a wait on the barrier, and whether a user
+    is ordered after the arriving classes' later wait) is computed once per ``(arrive, kind)``
+    (``_handover_candidates``); the answer is whether some such user touches ``cols`` and is not so ordered."""
     sync = ctx.sync
-    site = sync.site(arrive)
-    if site is None:
+    if sync.site(arrive) is None:
         return True
     memo = ctx.__dict__.setdefault("_handover_memo", {})
     key = (arrive.index, kind, cols)
     if key in memo:
         return memo[key]
+    per_class, completed_before = _handover_candidates(ctx, arrive, kind)
+    result = False
+    for k, users_k in per_class:
+        for u in users_k:
+            if u.family != "tcgen05.dealloc" and cols is not None:
+                regs = _touched_regions(ctx, u)
+                if regs and not any(_overlap(cols, r) for r in regs):
+                    continue
+            if not completed_before(u, k):
+                result = True
+                break
+        if result:
+            break
+    memo[key] = result
+    return result
+
+
+def _touched_regions(ctx, u):
+    """``[(slot, lo, hi)]`` TMEM columns tcgen05 instruction ``u`` touches (for ``_handover_matters``), memoised
+    per instruction on ``ctx``."""
+    from tmemlint.analysis.idesc import ld_st_columns
+
+    memo = ctx.__dict__.setdefault("_touched_regions", {})
+    if u.index not in memo:
+        memo[u.index] = _mma_regions(ctx, u) if u.family == "tcgen05.mma" else _tmem_writes(ctx, u) or \
+            [r for r in [_columns(ctx, u, 1, ld_st_columns(u))] if r]
+    return memo[u.index]
+
+
+def _handover_candidates(ctx, arrive, kind: str):
+    """For the hand-over ``arrive`` of a pending ``kind`` ("ld"/"st") operation: ``(per_class, completed_before)``
+    where ``per_class`` lists ``(warp class, users)`` for each class other than the arriving warp alone (one warp
+    whose own arrival is program order), with the tcgen05 instructions of the kinds that matter that the class
+    may execute after one of its waits on a barrier that may be ``arrive``'s (CFG reachability); and
+    ``completed_before(u, k)`` tells whether ``u`` (class ``k``) is ordered after each arriving class's later
+    tcgen05.wait::<kind> (the pending operation has completed before ``u``: a dealloc after the barrier that
+    follows the wait::st), memoised.  Computed once per ``(arrive, kind)`` on ``ctx``: every query is a pure
+    function of the function's analyses, so asking each (class, user) pair once gives the answers of asking it per
+    wait."""
+    from tmemlint.analysis.control import can_reach
+
+    cache = ctx.__dict__.setdefault("_handover_candidates", {})
+    got = cache.get((arrive.index, kind))
+    if got is not None:
+        return got
+    sync = ctx.sync
+    site = sync.site(arrive)
     insts = ctx.function.instructions
     waits = [i for i in insts if (s := sync.site(i)) is not None and s.waits and s.key.may_alias(site.key)]
     touches = ("tcgen05.mma", "tcgen05.st", "tcgen05.cp", "tcgen05.shift", "tcgen05.dealloc") if kind == "ld" else \
         ("tcgen05.mma", "tcgen05.ld", "tcgen05.st", "tcgen05.cp", "tcgen05.shift", "tcgen05.dealloc")
     users = [i for i in insts if i.family in touches]
-    result = False
-    arrivers = [k for k in ctx.threads.classes if sync.executes(k, arrive)]
+    classes = ctx.threads.classes
+    arrivers = [k for k in classes if sync.executes(k, arrive)]
     done = [i for i in insts if i.family == f"tcgen05.wait::{kind}" and can_reach(ctx, arrive, i)]
+    per_class = []
+    for k in classes:
+        if arrivers == [k] and k.min_warps <= 1:  # only this warp's own arrival: program order
+            continue
+        waits_k = [w for w in waits if sync.executes(k, w)]
+        if not waits_k:
+            continue
+        users_k = [u for u in users if sync.executes(k, u) and any(can_reach(ctx, w, u) for w in waits_k)]
+        if users_k:
+            per_class.append((k, users_k))
+    ordered: dict = {}
 
     def completed_before(u, k) -> bool:
-        """``u`` (class ``k``) is ordered after each arriving class's later tcgen05.wait::<kind>: the pending
-        operation has completed before ``u`` (a dealloc after the barrier that follows the wait::st)."""
-        return bool(done) and all(any(sync.must_happen_before(wd, ka, u, k) for wd in done if sync.executes(ka, wd))
-                                  for ka in arrivers)
+        hit = ordered.get((u.index, id(k)))
+        if hit is None:
+            hit = ordered[(u.index, id(k))] = bool(done) and all(
+                any(sync.must_happen_before(wd, ka, u, k) for wd in done if sync.executes(ka, wd))
+                for ka in arrivers)
+        return hit
 
-    for k in ctx.threads.classes:
-        if result or (arrivers == [k] and k.min_warps <= 1):  # only this warp's own arrival: program order
-            continue
-        users_k = None
-        for w in (w for w in waits if sync.executes(k, w)):
-            if users_k is None:  # the users this class may execute, asked once per class instead of per wait
-                users_k = [u for u in users if sync.executes(k, u)]
-            for u in users_k:
-                if not can_reach(ctx, w, u):
-                    continue
-                if u.family != "tcgen05.dealloc" and cols is not None:
-                    regs = _mma_regions(ctx, u) if u.family == "tcgen05.mma" else _tmem_writes(ctx, u) or \
-                        [r for r in [_columns(ctx, u, 1, ld_st_columns(u))] if r]
-                    if regs and not any(_overlap(cols, r) for r in regs):
-                        continue
-                if not completed_before(u, k):
-                    result = True
-                    break
-            if result:
-                break
-    memo[key] = result
-    return result
+    got = cache[(arrive.index, kind)] = (per_class, completed_before)
+    return got
 
 
 def _result_used_after(ctx, ld, point) -> bool:
