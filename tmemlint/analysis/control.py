@@ -191,6 +191,10 @@ def must_state(ctx: "FunctionContext", transfer: Callable, init, meet=lambda a, 
     # blocks whose input changed, and the rounds and their states are those of recomputing every block
     version = {n: 0 for n in order}
     seen: dict = {}
+    # each block's latest computation: its entry state and the state after each of its ``moves``; the final pass
+    # below reuses them when the block's entry state is equal to that entry (the same states, ``transfer`` being a
+    # function of its arguments), instead of running every transfer once more
+    last: dict = {}
     changed = True
     rounds = 0
     while changed and rounds < 100:
@@ -204,8 +208,11 @@ def must_state(ctx: "FunctionContext", transfer: Callable, init, meet=lambda a, 
             st = entry(n)
             if st is _MISSING:
                 continue
+            trace = [st]  # the entry state, then the state after each of ``moves``
             for inst in moves[n]:
                 st = transfer(st, inst)
+                trace.append(st)
+            last[n] = trace
             if out.get(n, _MISSING) != st:
                 out[n] = st
                 version[n] += 1
@@ -214,6 +221,14 @@ def must_state(ctx: "FunctionContext", transfer: Callable, init, meet=lambda a, 
     for n in order:
         st = entry(n)
         if st is _MISSING:
+            continue
+        trace = last.get(n)
+        if trace is not None and trace[0] == st:
+            j = 0
+            for inst in cfg.blocks[n].instructions:
+                before[inst.index] = trace[j]
+                if relevant is None or relevant(inst):
+                    j += 1
             continue
         if relevant is None:
             for inst in cfg.blocks[n].instructions:
