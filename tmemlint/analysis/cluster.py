@@ -63,20 +63,22 @@ def _environments(shapes: tuple[tuple[int, int], ...]) -> tuple[tuple[dict, bool
     return tuple(out)
 
 
-def _eval(v, env: dict):
-    """``v`` (a ``ValueAnalysis`` value) in ``env``; None when it depends on anything else."""
+def evaluate(v, env: dict):
+    """``v`` (a ``ValueAnalysis`` value) with the special registers of ``env`` (``{"%cluster_ctarank": 3, …}``);
+    None when it depends on anything else.  Also used for comparisons of the cluster's extents
+    (``threads._cluster_truth``)."""
     tag = v[0]
     if tag == "c":
         return v[1]
     if tag == "sreg":
         return env.get(v[1])
     if tag == "op" and v[1] == "bfe" and len(v) == 6:  # bit-field extract (PTX ISA §9.7.1.18), unsigned
-        a, pos, ln = (_eval(x, env) for x in v[2:5])
+        a, pos, ln = (evaluate(x, env) for x in v[2:5])
         if a is None or pos is None or ln is None:
             return None
         return (a >> pos) & ((1 << ln) - 1) if 0 <= pos < 64 and 0 <= ln <= 64 else None
     if tag == "op" and v[1] in _BIN and len(v) == 5:
-        a, b = _eval(v[2], env), _eval(v[3], env)
+        a, b = evaluate(v[2], env), evaluate(v[3], env)
         if a is None or b is None:
             return None
         try:
@@ -84,13 +86,13 @@ def _eval(v, env: dict):
         except (ZeroDivisionError, ValueError, OverflowError):
             return None
     if tag == "cmp":
-        a, b = _eval(v[2], env), _eval(v[3], env)
+        a, b = evaluate(v[2], env), evaluate(v[3], env)
         return None if a is None or b is None else int(_CMP[v[1]](a, b))
     if tag == "pnot":
-        a = _eval(v[1], env)
+        a = evaluate(v[1], env)
         return None if a is None else int(not a)
     if tag in ("pand", "por"):
-        a, b = _eval(v[1], env), _eval(v[2], env)
+        a, b = evaluate(v[1], env), evaluate(v[2], env)
         if a is None or b is None:
             return None
         return int(bool(a) and bool(b)) if tag == "pand" else int(bool(a) or bool(b))
@@ -176,7 +178,7 @@ class PairRoles:
             for env, leader in self._envs:
                 ok = True
                 for key, val in checks:
-                    t = _eval(key, env)
+                    t = evaluate(key, env)
                     if t is None:
                         self._memo[facts] = UNKNOWN
                         return UNKNOWN
@@ -193,4 +195,4 @@ class PairRoles:
         return result
 
 
-__all__ = ["EITHER", "IDENTITY_SREGS", "LEADER", "PairRoles", "UNKNOWN", "mentions_identity"]
+__all__ = ["EITHER", "IDENTITY_SREGS", "LEADER", "PairRoles", "UNKNOWN", "evaluate", "mentions_identity"]

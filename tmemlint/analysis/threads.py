@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tmemlint.analysis.values import _BIN as _CMP_BIN, TOP, ValueAnalysis, _CMP, _NEGATE, eval_tid, opaque_deps
+from tmemlint.analysis.cluster import evaluate
+from tmemlint.analysis.values import TOP, ValueAnalysis, _CMP, _NEGATE, eval_tid, opaque_deps
 from tmemlint.ir import Function, Instruction, Reg
 
 MAX_THREADS = 1024
@@ -389,19 +390,6 @@ _CLUSTER_SREGS = ("%cluster_nctaid.x", "%cluster_nctaid.y", "%cluster_nctaid.z",
 _POW2 = (1, 2, 4, 8, 16)
 
 
-def _cluster_value(v, env: dict):
-    """``v`` evaluated with the cluster extents ``env``; None when it depends on anything else."""
-    tag = v[0]
-    if tag == "c":
-        return v[1]
-    if tag == "sreg":
-        return env.get(v[1])
-    if tag == "op" and len(v) == 5 and v[1] in ("mul", "add", "sub", "shl", "shr", "and", "or"):
-        a, b = _cluster_value(v[2], env), _cluster_value(v[3], env)
-        return None if a is None or b is None else _CMP_BIN[v[1]](a, b)
-    return None
-
-
 def _cluster_truth(key, paired: bool) -> bool | None:
     """A comparison of the cluster's extents (``%cluster_nctaid.*``, ``%cluster_nctarank``) decided over every
     cluster shape the launch may have: x and y powers of two up to 16 CTAs (PTX ISA §10.14-15; 8 portable, 16
@@ -415,7 +403,7 @@ def _cluster_truth(key, paired: bool) -> bool | None:
             if n > 16 or (paired and n < 2):
                 continue
             env = {"%cluster_nctaid.x": x, "%cluster_nctaid.y": y, "%cluster_nctaid.z": 1, "%cluster_nctarank": n}
-            a, b = _cluster_value(key[2], env), _cluster_value(key[3], env)
+            a, b = evaluate(key[2], env), evaluate(key[3], env)
             if a is None or b is None:
                 return None
             results.add(_CMP[key[1]](a, b))
