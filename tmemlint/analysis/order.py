@@ -285,6 +285,11 @@ class SyncModel:
             hit = self._facts_at[id(klass)] = (klass, seen)
         return hit[1]
 
+    def fact_sets(self, klass: "WarpClass", inst: Instruction) -> set | None:
+        """The branch-fact sets (cross-warp form) of the paths of ``klass`` that reach ``inst`` (an instruction of an
+        observed opcode): empty when none does, None when there are more than ``_MAX_FACT_SETS`` of them."""
+        return self._reaching_facts(klass).get(inst.index, set())
+
     def executes(self, klass: "WarpClass", inst: Instruction) -> bool:
         """Whether ``klass`` may execute ``inst`` (an instruction of an observed opcode) on some feasible path."""
         return inst.index in self._reaching_facts(klass)

@@ -426,12 +426,12 @@ def pair_issue_not_leader(ctx):
         return
     roles = PairRoles(ctx.function, ctx.values)
     both: set[int] = set()
-
-    def observe(_klass, _prop, inst, facts):
-        if inst.index in paired and inst.index not in both and roles.role(facts) == EITHER:
-            both.add(inst.index)
-
-    ctx.simulate(lambda p, i: p, None, observe, relevant=lambda i: i.index in paired)
+    for idx in sorted(paired):
+        for klass in ctx.threads.classes:
+            sets = ctx.sync.fact_sets(klass, insts[idx])  # the happens-before model's per-class paths, reused
+            if sets and any(roles.role(f) == EITHER for f in sets):
+                both.add(idx)
+                break
     for idx in sorted(both):
         i = insts[idx]
         what = i.family.split(".", 1)[1]
