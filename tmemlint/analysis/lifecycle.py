@@ -83,11 +83,14 @@ class Lifecycle:
         self._active: list[str] = []
         if not sites.allocs and not sites.deallocs and not sites.relinquishes and not self.calls:
             return
+        # one predicate object for every class: ``PropertySimulation`` computes its instructions of interest once
+        # per such object (a bound method is a new object at each access)
+        relevant = self._relevant
         for klass in ctx.threads.classes:
             run = ClassRun(klass)
             sim = PropertySimulation(ctx.cfg, ctx.values, klass,
                                      lambda p, i, f, r=run: self._transfer(p, i, r, f), frozenset(),
-                                     observe=self._observer(run), relevant=self._relevant,
+                                     observe=self._observer(run), relevant=relevant,
                                      transfer_facts=True)
             try:
                 # exit facts in cross-warp form: combinations of classes compare launch data by address
