@@ -95,8 +95,16 @@ class LazyLineLocations:
         self.lines = lines
         self.files: dict[int, str] = {int(m.group(1)): m.group(2) for m in _FILE_TEXT.finditer(text)}
         self._memo: dict[int, Loc | None] = {}
+        self._locs: dict[int, Loc | None] = {}  # line of a ``.loc`` -> its Loc
 
-    def _loc(self, line: str) -> Loc | None:
+    def _loc(self, k: int) -> Loc | None:
+        """The ``Loc`` of the ``.loc`` directive on line ``k`` (1-based), memoised: many findings share one."""
+        if k in self._locs:
+            return self._locs[k]
+        got = self._locs[k] = self._parse_loc(self.lines[k - 1])
+        return got
+
+    def _parse_loc(self, line: str) -> Loc | None:
         files = self.files
         m = _LOC.match(line)
         if m and int(m.group(2)) > 0 and int(m.group(1)) in files:
@@ -124,7 +132,7 @@ class LazyLineLocations:
                     if self._skipped(s):
                         continue
                     if s.startswith(".loc"):
-                        got = self._loc(line)
+                        got = self._loc(k)
                         break
                     if _HEADER.match(line):
                         break
@@ -162,6 +170,7 @@ class _Mapper:
         self.folder = os.path.dirname(os.path.abspath(ptx_path))
         self.sources = sources
         self.resolved: dict[str, str | None] = {}
+        self._lines: dict[str, list[str]] = {}  # display path -> its text split into lines, once per file
 
     def file(self, name: str) -> str | None:
         """The display path of the recorded source file ``name``, or None when it is not here."""
@@ -175,13 +184,18 @@ class _Mapper:
         return self.resolved[name]
 
     def text(self, path: str) -> list[str] | None:
+        """The lines of the source file ``path`` (read once into ``sources``), or None when it cannot be read."""
+        hit = self._lines.get(path)
+        if hit is not None:
+            return hit
         if path not in self.sources:
             try:
                 with open(path, encoding="utf-8", errors="replace") as fh:
                     self.sources[path] = fh.read()
             except OSError:
                 return None
-        return self.sources[path].split("\n")
+        hit = self._lines[path] = self.sources[path].split("\n")
+        return hit
 
     def place(self, ptx_line: int) -> tuple[str, int, int, int] | None:
         """``(path, line, column, end_column)`` in the source of the instruction on ``ptx_line``, or None."""
