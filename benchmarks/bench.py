@@ -9,10 +9,13 @@ on what there is).  ``--extra`` adds the real-size nvcc and CuTe DSL fixtures of
 
 Per file, ``--runs`` times each, alternating: ``ptxas -arch=<the file's .target> FILE -o /dev/null`` and
 ``tmemlint --no-cache --format json FILE`` (the console script, default ``--jobs``: all cores).  Wall time in
-seconds and peak memory in MB (``measure``: the larger of ``ru_maxrss`` and the peak of the memory summed over the
+seconds, CPU seconds (user + system, workers included: far less sensitive than wall time to other work on the
+machine) and peak memory in MB (``measure``: the larger of ``ru_maxrss`` and the peak of the memory summed over the
 process and its workers, sampled every 20 ms), medians over the runs; ratios are tmemlint / ptxas.  Then, over all
-files of the production corpus: one ``tmemlint --jobs 2`` run against the sum of the per-file ptxas times; and the
-start-up: ``tmemlint --version`` and ``tmemlint rules`` against ``python -c pass`` (minimum of 20 runs each).
+files of the production corpus: one ``tmemlint --jobs 2`` run against the sum of the per-file ptxas times; the
+start-up: ``tmemlint --version`` and ``tmemlint rules`` against ``python -c pass`` (minimum of 20 runs each); and
+the start-up floor (``floor``): the CPU time and memory of a check of an empty module, which every file pays
+before its first line, set against each file's ptxas figures ("floor ratio": no ratio can be below it).
 tmemlint's bytecode is compiled first (``compile_bytecode``), as an installed package's is.  The
 machine's load average (``os.getloadavg``, 1 minute) is sampled before every measurement and reported.  The report
 names files by project and file name only.  Nothing here is a test.
@@ -59,8 +62,13 @@ def _tree_rss_kb(pid: int) -> int:
 LOADS: list[float] = []
 
 
+#: CPU seconds (user + system) of each ``measure``d command, its workers included, in the order measured.
+CPU: list[float] = []
+
+
 def measure(cmd: list[str], cwd: Path | None = None) -> tuple[float, float, int]:
-    """Run ``cmd``; returns (wall seconds, peak resident memory in MB, exit code).  Output is discarded.
+    """Run ``cmd``; returns (wall seconds, peak resident memory in MB, exit code).  Output is discarded; the CPU
+    time (user + system, of the process and of the workers it waited for: ``wait4``) is appended to ``CPU``.
 
     Memory is the larger of ``wait4``'s ``ru_maxrss`` (the largest single process) and the peak of the summed
     resident memory of the process and its workers, sampled from ``/proc`` every 20 ms: a run that splits one
@@ -82,6 +90,7 @@ def measure(cmd: list[str], cwd: Path | None = None) -> tuple[float, float, int]
     wall = time.perf_counter() - t0
     stop.set()
     sampler.join()
+    CPU.append(usage.ru_utime + usage.ru_stime)
     return wall, max(usage.ru_maxrss, peak) / 1024.0, os.waitstatus_to_exitcode(status)
 
 
@@ -133,17 +142,56 @@ def startup(n: int = 20) -> dict[str, float]:
     return best
 
 
-def summary(rows, group: str) -> str:
+#: An empty PTX module: checking it costs what every check costs before its first line (``floor``).
+_EMPTY_PTX = ".version 8.7\n.target sm_100a\n.address_size 64\n"
+
+
+def floor(n: int = 10) -> dict[str, tuple[float, float]]:
+    """The start-up floor, as (minimum CPU seconds, peak MB) of ``n`` runs each: ``python -c pass``; importing the
+    stack the product card fixes (lark, lark-cython, typer), with no tmemlint code; and ``tmemlint --no-cache
+    --format json`` on an empty PTX module (imports, the LALR tables, the rules, the configuration, output).
+    Every per-file ratio is at least the last divided by ptxas's figure."""
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as fh:
+        fh.write(_EMPTY_PTX)
+    cmds = {"python -c pass": [sys.executable, "-c", "pass"],
+            "import lark, lark_cython, typer": [sys.executable, "-c", "import lark, lark_cython, typer"],
+            "check of an empty module": tmemlint_cmd() + ["--no-cache", "--format", "json", fh.name]}
+    out = {}
+    try:
+        for k, c in cmds.items():
+            runs = []
+            for _ in range(n):
+                _w, mb, _rc = measure(c)
+                runs.append((CPU[-1], mb))
+            out[k] = (min(t for t, _ in runs), min(m for _, m in runs))
+    finally:
+        os.unlink(fh.name)
+    return out
+
+
+def summary(rows, group: str, floor_cpu: float, floor_mb: float) -> str:
+    """One line of figures for the files of ``group``; ``floor_cpu``/``floor_mb``: the check of an empty module."""
     rs = [r for r in rows if r["group"] == group and r["ptxas_rc"] == 0]
     if not rs:
         return ""
     t = [r["lint_s"] / r["ptxas_s"] for r in rs]
+    c = [r["lint_cpu"] / r["ptxas_cpu"] for r in rs]
     m = [r["lint_mb"] / r["ptxas_mb"] for r in rs]
     worst = max(rs, key=lambda r: r["lint_s"] / r["ptxas_s"])
+
+    def above(x: float) -> int:
+        return sum(floor_cpu > x * r["ptxas_cpu"] for r in rs)
+
     return (f"{group}: {len(rs)} files; time ratio median {statistics.median(t):.2f}, max {max(t):.2f} "
-            f"({worst['project']}/{worst['name']}); memory ratio median {statistics.median(m):.2f}, max {max(m):.2f}; "
+            f"({worst['project']}/{worst['name']}); CPU-time ratio median {statistics.median(c):.2f}, max "
+            f"{max(c):.2f}; memory ratio median {statistics.median(m):.2f}, max {max(m):.2f}; "
             f"{sum(x <= 0.25 for x in t)} files at most x0.25 in time, {sum(x <= 0.5 for x in m)} at most x0.5 in "
-            f"memory; ptxas {sum(r['ptxas_s'] for r in rs):.1f} s in all, tmemlint {sum(r['lint_s'] for r in rs):.1f} s")
+            f"memory; ptxas {sum(r['ptxas_s'] for r in rs):.1f} s in all ({sum(r['ptxas_cpu'] for r in rs):.1f} s "
+            f"CPU), tmemlint {sum(r['lint_s'] for r in rs):.1f} s ({sum(r['lint_cpu'] for r in rs):.1f} s CPU); the "
+            f"start-up floor alone is above x0.25 of ptxas's CPU time on {above(0.25)} files, above x1.5 on "
+            f"{above(1.5)}, and above x0.5 of its memory on {sum(floor_mb > 0.5 * r['ptxas_mb'] for r in rs)}")
 
 
 def main() -> int:
@@ -166,17 +214,20 @@ def main() -> int:
         with open(path, "rb") as fh:
             lines = fh.read().count(b"\n")
         arch = target_of(path)
-        p_t, p_m, l_t, l_m, p_rc = [], [], [], [], 0
+        p_t, p_m, p_c, l_t, l_m, l_c, p_rc = [], [], [], [], [], [], 0
         for _ in range(args.runs):
             t, m, rc = measure(["ptxas", f"-arch={arch}", str(path), "-o", os.devnull])
             p_t.append(t)
             p_m.append(m)
+            p_c.append(CPU[-1])
             p_rc = p_rc or rc
             t, m, _rc = measure(lint + [str(path)], cwd=ROOT)
             l_t.append(t)
             l_m.append(m)
+            l_c.append(CPU[-1])
         row = {"group": group, "project": project, "name": path.name, "lines": lines, "ptxas_s": statistics.median(p_t),
-               "ptxas_mb": max(p_m), "ptxas_rc": p_rc, "lint_s": statistics.median(l_t), "lint_mb": max(l_m)}
+               "ptxas_mb": max(p_m), "ptxas_cpu": statistics.median(p_c), "ptxas_rc": p_rc,
+               "lint_s": statistics.median(l_t), "lint_mb": max(l_m), "lint_cpu": statistics.median(l_c)}
         rows.append(row)
         print(f"{project}/{path.name:<48} {lines:>8} ptxas {row['ptxas_s']:7.2f}s {row['ptxas_mb']:6.0f}MB  tmemlint "
               f"{row['lint_s']:7.2f}s {row['lint_mb']:6.0f}MB  time x{row['lint_s'] / row['ptxas_s']:.2f} mem "
@@ -190,16 +241,23 @@ def main() -> int:
         build = (len(files), wall, mb, sum(r["ptxas_s"] for r in prod))
         print(f"whole corpus --jobs 2: {wall:.1f} s, {mb:.0f} MB; ptxas sum {build[3]:.1f} s", file=sys.stderr)
     start = startup()
+    low = floor()
     load_after = os.getloadavg()
+    empty_cpu, empty_mb = low["check of an empty module"]
 
-    table = ["| project | file | lines | ptxas s | ptxas MB | tmemlint s | tmemlint MB | time ratio | memory ratio |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    table = ["| project | file | lines | ptxas s | ptxas CPU s | ptxas MB | tmemlint s | tmemlint CPU s | tmemlint MB "
+             "| time ratio | CPU ratio | memory ratio | floor CPU ratio | floor memory ratio |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         note = "" if r["ptxas_rc"] == 0 else " (ptxas failed)"
-        table.append(f"| {r['project']} | {r['name']}{note} | {r['lines']} | {r['ptxas_s']:.2f} | {r['ptxas_mb']:.0f} | "
-                     f"{r['lint_s']:.2f} | {r['lint_mb']:.0f} | {r['lint_s'] / r['ptxas_s']:.2f} | "
-                     f"{r['lint_mb'] / r['ptxas_mb']:.2f} |")
-    lines = ["", *(s for s in (summary(rows, g) for g in ("production", "triton", "extra")) if s)]
+        table.append(f"| {r['project']} | {r['name']}{note} | {r['lines']} | {r['ptxas_s']:.2f} | "
+                     f"{r['ptxas_cpu']:.2f} | {r['ptxas_mb']:.0f} | {r['lint_s']:.2f} | {r['lint_cpu']:.2f} | "
+                     f"{r['lint_mb']:.0f} | "
+                     f"{r['lint_s'] / r['ptxas_s']:.2f} | {r['lint_cpu'] / r['ptxas_cpu']:.2f} | "
+                     f"{r['lint_mb'] / r['ptxas_mb']:.2f} | {empty_cpu / r['ptxas_cpu']:.2f} | "
+                     f"{empty_mb / r['ptxas_mb']:.2f} |")
+    groups = ("production", "triton", "extra")
+    lines = ["", *(s for s in (summary(rows, g, empty_cpu, empty_mb) for g in groups) if s)]
     if build:
         n, wall, mb, psum = build
         lines.append(f"production corpus in one `tmemlint --jobs 2` run: {n} files, {wall:.1f} s, {mb:.0f} MB; the "
@@ -208,6 +266,9 @@ def main() -> int:
     lines.append(f"start-up (minimum of 20): python -c pass {p * 1000:.1f} ms, tmemlint --version "
                  f"{start['tmemlint --version'] * 1000:.1f} ms (x{start['tmemlint --version'] / p:.2f}), tmemlint rules "
                  f"{start['tmemlint rules'] * 1000:.1f} ms (x{start['tmemlint rules'] / p:.2f})")
+    lines.append("start-up floor (CPU time, minimum of 10; peak memory): " + ", ".join(
+        f"{k} {t * 1000:.0f} ms {mb:.0f} MB" for k, (t, mb) in low.items()) + "; the floor ratios of the table "
+        "divide the last by ptxas's CPU time and memory on each file")
     lines.append(f"load average (1 min) before {load_before[0]:.2f}, after {load_after[0]:.2f}; sampled before each "
                  f"measurement: median {statistics.median(LOADS):.2f}, max {max(LOADS):.2f}; {os.cpu_count()} cores")
     text = "\n".join(table + lines) + "\n"
