@@ -40,17 +40,19 @@ CORPUS = ROOT / ".corpus" / "ptx"
 
 
 def _tree_rss_kb(pid: int) -> int:
-    """Resident memory (kB) of ``pid`` and all its descendants now, from ``/proc`` (0 when it has ended)."""
+    """Resident memory (kB) of the descendants of ``pid`` now (not of ``pid`` itself), from ``/proc`` (0 when
+    they have ended)."""
     total = 0
     todo = [pid]
     while todo:
         p = todo.pop()
         try:
-            with open(f"/proc/{p}/status") as fh:
-                for line in fh:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1])
-                        break
+            if p != pid:
+                with open(f"/proc/{p}/status") as fh:
+                    for line in fh:
+                        if line.startswith("VmRSS:"):
+                            total += int(line.split()[1])
+                            break
             for task in os.listdir(f"/proc/{p}/task"):
                 with open(f"/proc/{p}/task/{task}/children") as fh:
                     todo.extend(int(c) for c in fh.read().split())
@@ -65,17 +67,38 @@ LOADS: list[float] = []
 #: CPU seconds (user + system) of each ``measure``d command, its workers included, in the order measured.
 CPU: list[float] = []
 
+#: Runs the command given as its arguments (output discarded) and prints its wall seconds, ``wait4`` exit status,
+#: ``ru_maxrss`` (kB) and user + system seconds.  A process's ``ru_maxrss`` includes the resident memory of the
+#: process it was forked from (Linux folds the pre-``exec`` address space's high-water mark into it), so the
+#: command is forked from this small interpreter (``-S``: about 8 MB), not from the benchmark, whose own memory
+#: (tens of MB by the end of a run) would otherwise be every small command's peak.
+_LAUNCHER = """
+import os, sys, time
+t = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    try:
+        os.execvp(sys.argv[1], sys.argv[1:])
+    finally:
+        os._exit(127)
+_, status, ru = os.wait4(pid, 0)
+print(time.perf_counter() - t, status, ru.ru_maxrss, ru.ru_utime + ru.ru_stime)
+"""
+
 
 def measure(cmd: list[str], cwd: Path | None = None) -> tuple[float, float, int]:
     """Run ``cmd``; returns (wall seconds, peak resident memory in MB, exit code).  Output is discarded; the CPU
     time (user + system, of the process and of the workers it waited for: ``wait4``) is appended to ``CPU``.
 
-    Memory is the larger of ``wait4``'s ``ru_maxrss`` (the largest single process) and the peak of the summed
-    resident memory of the process and its workers, sampled from ``/proc`` every 20 ms: a run that splits one
-    file over worker processes is charged for all of them."""
+    Memory is the larger of ``ru_maxrss`` (the largest single process) and the peak of the summed resident memory
+    of the process and its workers, sampled from ``/proc`` every 20 ms: a run that splits one file over worker
+    processes is charged for all of them.  The command runs under ``_LAUNCHER``, which measures it."""
     LOADS.append(os.getloadavg()[0])
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
+    proc = subprocess.Popen([sys.executable, "-S", "-c", _LAUNCHER, *cmd], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, cwd=cwd, text=True)
     peak = 0
     stop = threading.Event()
 
@@ -86,12 +109,12 @@ def measure(cmd: list[str], cwd: Path | None = None) -> tuple[float, float, int]
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
+    out, _ = proc.communicate()
     stop.set()
     sampler.join()
-    CPU.append(usage.ru_utime + usage.ru_stime)
-    return wall, max(usage.ru_maxrss, peak) / 1024.0, os.waitstatus_to_exitcode(status)
+    wall, status, maxrss, cpu = out.split()
+    CPU.append(float(cpu))
+    return float(wall), max(int(maxrss), peak) / 1024.0, os.waitstatus_to_exitcode(int(status))
 
 
 def target_of(path: Path) -> str:
