@@ -11,8 +11,8 @@ Per file, ``--runs`` times each, alternating: ``ptxas -arch=<the file's .target>
 ``tmemlint --no-cache --format json FILE`` (the console script, default ``--jobs``: all cores).  Wall time in
 seconds, CPU seconds (user + system, workers included: far less sensitive than wall time to other work on the
 machine) and peak memory in MB (``measure``: the larger of ``ru_maxrss`` and the peak of the memory summed over the
-process and its workers, sampled every 20 ms), medians over the runs; ratios are tmemlint / ptxas.  Then, over all
-files of the production corpus: one ``tmemlint --jobs 2`` run against the sum of the per-file ptxas times; the
+process and its workers, as proportional set sizes, sampled every 20 ms), medians over the runs; ratios are
+tmemlint / ptxas.  Then, over all files of the production corpus: one ``tmemlint --jobs 2`` run against the sum of the per-file ptxas times; the
 start-up: ``tmemlint --version`` and ``tmemlint rules`` against ``python -c pass`` (minimum of 20 runs each); and
 the start-up floor (``floor``): the CPU time and memory of a check of an empty module, which every file pays
 before its first line, set against each file's ptxas figures ("floor ratio": no ratio can be below it).
@@ -39,20 +39,34 @@ SHARED = ROOT.parent / "shared"
 CORPUS = ROOT / ".corpus" / "ptx"
 
 
+def _resident_kb(p: int) -> int:
+    """The proportional resident memory (kB) of process ``p``: ``Pss`` of ``/proc/<p>/smaps_rollup`` (a page shared
+    by n processes counts 1/n in each, so the forked workers of a split run are not charged again for the pages
+    they share with their parent), else ``VmRSS``.  Raises OSError when ``p`` has ended."""
+    try:
+        with open(f"/proc/{p}/smaps_rollup") as fh:
+            for line in fh:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except FileNotFoundError:
+        pass
+    with open(f"/proc/{p}/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
 def _tree_rss_kb(pid: int) -> int:
-    """Resident memory (kB) of the descendants of ``pid`` now (not of ``pid`` itself), from ``/proc`` (0 when
-    they have ended)."""
+    """Resident memory (kB, ``_resident_kb``) of the descendants of ``pid`` now (not of ``pid`` itself), from
+    ``/proc`` (0 when they have ended)."""
     total = 0
     todo = [pid]
     while todo:
         p = todo.pop()
         try:
             if p != pid:
-                with open(f"/proc/{p}/status") as fh:
-                    for line in fh:
-                        if line.startswith("VmRSS:"):
-                            total += int(line.split()[1])
-                            break
+                total += _resident_kb(p)
             for task in os.listdir(f"/proc/{p}/task"):
                 with open(f"/proc/{p}/task/{task}/children") as fh:
                     todo.extend(int(c) for c in fh.read().split())
@@ -93,9 +107,10 @@ def measure(cmd: list[str], cwd: Path | None = None) -> tuple[float, float, int]
     """Run ``cmd``; returns (wall seconds, peak resident memory in MB, exit code).  Output is discarded; the CPU
     time (user + system, of the process and of the workers it waited for: ``wait4``) is appended to ``CPU``.
 
-    Memory is the larger of ``ru_maxrss`` (the largest single process) and the peak of the summed resident memory
-    of the process and its workers, sampled from ``/proc`` every 20 ms: a run that splits one file over worker
-    processes is charged for all of them.  The command runs under ``_LAUNCHER``, which measures it."""
+    Memory is the larger of ``ru_maxrss`` (the largest single process) and the peak of the summed proportional
+    resident memory of the process and its workers (``_resident_kb``), sampled from ``/proc`` every 20 ms: a run
+    that splits one file over worker processes is charged for all of them, once for the pages they share.  The
+    command runs under ``_LAUNCHER``, which measures it."""
     LOADS.append(os.getloadavg()[0])
     proc = subprocess.Popen([sys.executable, "-S", "-c", _LAUNCHER, *cmd], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, cwd=cwd, text=True)
