@@ -12,13 +12,13 @@ Per file, ``--runs`` times each, alternating: ``ptxas -arch=<the file's .target>
 seconds, CPU seconds (user + system, workers included: far less sensitive than wall time to other work on the
 machine) and peak memory in MB (``measure``: the larger of ``ru_maxrss`` and the peak of the memory summed over the
 process and its workers, as proportional set sizes, sampled every 20 ms), medians over the runs; ratios are
-tmemlint / ptxas.  Then, over all files of the production corpus: one ``tmemlint --jobs 2`` run against the sum of the per-file ptxas times; the
-start-up: ``tmemlint --version`` and ``tmemlint rules`` against ``python -c pass`` (minimum of 20 runs each); and
-the start-up floor (``floor``): the CPU time and memory of a check of an empty module, which every file pays
-before its first line, set against each file's ptxas figures ("floor ratio": no ratio can be below it).
-tmemlint's bytecode is compiled first (``compile_bytecode``), as an installed package's is.  The
-machine's load average (``os.getloadavg``, 1 minute) is sampled before every measurement and reported.  The report
-names files by project and file name only.  Nothing here is a test.
+tmemlint / ptxas.  Then, over all files of the production corpus: one ``tmemlint --jobs 2`` run against the sum
+of the per-file ptxas times; the start-up: ``tmemlint --version`` and ``tmemlint rules`` against ``python -c pass``
+(minimum of 20 runs each); and the start-up floor (``floor``): the CPU time and memory of a check of an empty
+module, which every file pays before its first line, set against each file's ptxas figures ("floor ratio": no
+ratio can be below it).  tmemlint's bytecode is compiled first (``compile_bytecode``), as an installed package's
+is.  The machine's load average (``os.getloadavg``, 1 minute) is sampled before every measurement and reported.
+The report names files by project and file name only.  Nothing here is a test.
 """
 
 from __future__ import annotations
