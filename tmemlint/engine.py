@@ -33,9 +33,11 @@ MAX_BYTES = 64 * 1024 * 1024
 #: second (sum over registers of definitions x reads by definitions, ``value_work``) is not analysed (TM901).
 #: The largest function of the Triton, CuTe DSL and nvcc corpus scores 35,000.
 MAX_VALUE_WORK = 4_000_000
-#: PTX files with at least this many lines and several kernels are parsed and analysed in ``Options.jobs``
-#: processes (``_lint_parts``); below it a process costs more than it saves.
-SPLIT_MIN_LINES = 20_000
+#: PTX files with at least this many lines of code and several kernels are parsed and analysed in
+#: ``Options.jobs`` processes (``_lint_parts``).  Starting the pool costs about 40 ms of CPU and a few MB; two
+#: processes saved 15% of the wall time on two 2,900-line kernels, 32-42% on files of 12,000-18,000 lines with
+#: 2-4 kernels (CUTLASS 93, ThunderKittens, FlashMLA; ``docs/performance.md``, fifth round).
+SPLIT_MIN_LINES = 5_000
 #: Parse only what the analyses need (``tmemlint.frontend.split.layout``: no debug sections, stubs for functions
 #: that neither hold nor reach a tcgen05 instruction).  False parses every function: the reference the tests
 #: compare with (same findings).
