@@ -191,6 +191,7 @@ def test_a_run_over_several_files_splits_the_big_one_with_the_same_output(monkey
     from tmemlint.cli import app
 
     monkeypatch.setattr(engine, "SPLIT_MIN_LINES", 0)  # forked workers inherit it
+    monkeypatch.setattr(engine, "SPLIT_MIN_LINES_SHARED", 0)
     big = tmp_path / "big.ptx"
     big.write_text(scale_gen.lineinfo_like(3000, kernels=4, bad_kernel=2).text)
     files = [str(FIXTURES / "nvcc" / "tm102_ncols_bad.ptx"), str(big), str(MIXED),

@@ -20,7 +20,7 @@ import typer
 from tmemlint import __version__
 from tmemlint.checks.registry import RULES, load_all, resolve_prefix
 from tmemlint.config import ConfigError, Overrides, Settings, split_selectors
-from tmemlint.engine import FileResult, Options, lint_bytes, lint_file
+from tmemlint.engine import FileResult, Options, lint_bytes, lint_file, share_cores
 from tmemlint.findings import Finding, Severity
 from tmemlint.plan.command import plan_command
 
@@ -82,7 +82,7 @@ def lint_tasks(tasks: Sequence[tuple[str, str, Options]], jobs: int,
     from concurrent.futures.process import BrokenProcessPool
 
     try:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), initializer=share_cores) as pool:
             # largest files first (the last file to start is a small one), results in task order
             order = sorted(range(len(tasks)), key=lambda i: -_file_size(tasks[i][0]))
             futures = {i: pool.submit(_lint_task, tasks[i]) for i in order}

@@ -38,6 +38,20 @@ MAX_VALUE_WORK = 4_000_000
 #: processes saved 15% of the wall time on two 2,900-line kernels, 32-42% on files of 12,000-18,000 lines with
 #: 2-4 kernels (CUTLASS 93, ThunderKittens, FlashMLA; ``docs/performance.md``, fifth round).
 SPLIT_MIN_LINES = 5_000
+#: ``SPLIT_MIN_LINES`` for a file linted by a worker of a run over several files (``cli.lint_tasks``): the other
+#: workers keep the cores busy, so a split adds processes that compete with them (five files of 12,000-18,500
+#: lines in one ``--jobs 2`` run: 1.97 s of wall time and 3.59 s of CPU unsplit, 2.06 s and 3.84 s split).
+SPLIT_MIN_LINES_SHARED = 20_000
+_shared_cores = False  # set in the workers of a run over several files (``share_cores``)
+
+
+def share_cores() -> None:
+    """Initializer of the worker processes of a run over several files: a file is split only from
+    ``SPLIT_MIN_LINES_SHARED`` lines of code there."""
+    global _shared_cores
+    _shared_cores = True
+
+
 #: Parse only what the analyses need (``tmemlint.frontend.split.layout``: no debug sections, stubs for functions
 #: that neither hold nor reach a tcgen05 instruction).  False parses every function: the reference the tests
 #: compare with (same findings).
@@ -183,7 +197,8 @@ def lint_text(text: str, path: str, options: Options | None = None) -> list[Find
         if lay is None:
             module = parse_text(text, path)
         else:
-            if options.jobs > 1 and SPLIT_MIN_LINES <= lay.code_lines <= parser.MAX_LINES:
+            least = SPLIT_MIN_LINES_SHARED if _shared_cores else SPLIT_MIN_LINES
+            if options.jobs > 1 and least <= lay.code_lines <= parser.MAX_LINES:
                 found = _lint_parts(lay, path, options)
                 if found is not None:
                     return finish_findings(found, text, path, options)

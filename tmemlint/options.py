@@ -30,8 +30,8 @@ class Options:
     #: Folders searched for quoted includes (``-I``, ``include-dirs``), after the including file's folder.
     include_dirs: tuple[str, ...] = ()
     #: Processes one large PTX file may be split over (``engine.SPLIT_MIN_LINES`` lines of code and two kernels
-    #: that use TMEM); the CLI sets it to ``--jobs`` (with several files too: a big file started first is split
-    #: while the other workers take the small files).
+    #: that use TMEM); the CLI sets it to ``--jobs`` (with several files too, from ``engine.SPLIT_MIN_LINES_SHARED``
+    #: lines: a big file started first is split while the other workers take the small files).
     jobs: int = 1
 
     def rules(self) -> list[Rule]:
