@@ -140,7 +140,8 @@ def eval_tid(expr: tuple, tids: range) -> list[int]:
     ``("elect",)`` 1 on lane 0 of each warp (``elect.sync`` elects one lane); ``("cmp", c, e, k)`` 0/1;
     ``("k", v)`` the constant ``v``; ``("bin", op, e1, e2)`` an operation of two thread expressions (a constant
     table indexed by the warp, ``(kWarpAssignment >> 4 * warp) & 0xF``); ``("sel", p, e1, e2)`` ``e1`` where ``p`` is non-zero, else ``e2``
-    (``selp`` on a thread predicate: CUTLASS's warp-role chains)."""
+    (``selp`` on a thread predicate: CUTLASS's warp-role chains); ``("wrap", ty, e)`` ``e`` as a register of
+    integer type ``ty`` holds it (``_wrap``: the operand of an unsigned comparison, ``(warp - 4) <=u 7``)."""
     return list(_eval_tid(expr, tids.start, tids.stop))
 
 
@@ -161,6 +162,8 @@ def _eval_tid(expr: tuple, lo: int, hi: int) -> tuple[int, ...]:
         return tuple(out)
     if tag == "k":
         return (expr[1],) * (hi - lo)
+    if tag == "wrap":
+        return tuple(_wrap(v, expr[1]) for v in _eval_tid(expr[2], lo, hi))
     if tag == "bin":
         f = _BIN[expr[1]]
         return tuple(f(x, y) for x, y in zip(_eval_tid(expr[2], lo, hi), _eval_tid(expr[3], lo, hi)))
@@ -744,7 +747,7 @@ class ValueAnalysis:
             a, b = args[0], args[1]
             if ty is not None and a is not TOP and b is not TOP and a[0] == "c" and b[0] == "c":
                 a, b = ("c", _wrap(a[1], ty)), ("c", _wrap(b[1], ty))
-            p = self._selp_test(inst, cmp, a, b) or _cmp(cmp, a, b)
+            p = self._selp_test(inst, cmp, a, b) or _cmp(cmp, a, b, ty)
             if len(args) >= 3:  # setp.cmp.bop: combined with a third predicate operand
                 bop = next((q for q in inst.parts if q in ("and", "or", "xor")), None)
                 if bop == "and":
@@ -825,7 +828,11 @@ def _pnot(p):
     return ("pnot", p)
 
 
-def _cmp(cmp: str, a, b):
+def _cmp(cmp: str, a, b, ty: str | None = None):
+    """The predicate ``a cmp b``; ``ty`` is the comparison's integer type (``setp.gt.u32``: ``u32``), None when
+    unknown.  A thread expression that may be negative, compared as an unsigned or bit type, is compared as the
+    register holds it (``("wrap", ty, e)``): compilers test a warp range ``4 <= w <= 11`` as ``(w - 4) <=u 7``,
+    which is false for warps 0-3 only because ``w - 4`` wraps (PTX ISA §5.2, §9.7.3.1 setp)."""
     if a is TOP or b is TOP:
         return None
     if a[0] == "c" and b[0] == "c":
@@ -833,8 +840,25 @@ def _cmp(cmp: str, a, b):
     if a[0] == "c" and b[0] != "c":
         a, b, cmp = b, a, _SWAP[cmp]
     if a[0] == "tid" and b[0] == "c":
+        if ty is not None and ty[0] in "ub" and _may_be_negative(a[1]):
+            return ("tid", ("cmp", cmp, ("wrap", ty, a[1]), _wrap(b[1], ty)))
         return ("tid", ("cmp", cmp, a[1], b[1]))
     return ("cmp", cmp, a, b)
+
+
+def _may_be_negative(e: tuple) -> bool:
+    """Whether thread expression ``e`` (see ``eval_tid``) may evaluate to a negative number: it subtracts, adds
+    or multiplies by a negative constant, or holds a negative constant."""
+    tag = e[0]
+    if tag == "k":
+        return e[1] < 0
+    if tag in ("sub", "neg"):
+        return True
+    if tag in ("add", "mul") and isinstance(e[2], int) and e[2] < 0:
+        return True
+    if tag == "bin" and e[1] == "sub":
+        return True
+    return any(isinstance(x, tuple) and x and _may_be_negative(x) for x in e[1:])
 
 
 #: Symbolic ("op", ...) values deeper than this become opaque: long arithmetic chains (address computations of
