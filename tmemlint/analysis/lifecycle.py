@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from tmemlint.analysis.calls import BoundOracle, CalleeInfo, call_binding, lifecycle_calls, portable_facts
 from tmemlint.analysis.paths import Branches, BudgetExceeded, ExitState, PropertySimulation
 from tmemlint.analysis.values import TOP
-from tmemlint.analysis.threads import WarpClass, cross_warp_facts, is_lane_fact, undecidable_pair
+from tmemlint.analysis.threads import WarpClass, cross_warp_facts, is_lane_fact, normalize, undecidable_pair
 from tmemlint.ir import Instruction
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -433,8 +433,17 @@ def consistent_choice_facts(fact_sets: list[frozenset]) -> bool:
     return True
 
 
+#: Key of a merged fact dict under which the compound facts (``por``/``pand`` predicates) it holds are listed.
+_COMPOUND = ("compound",)
+
+
 def _merge_facts(acc: dict, facts: frozenset) -> dict | None:
+    """``acc`` (fact key → value) with the CTA-uniform ``facts`` added, or None when they contradict it: the same
+    key with the other value, or a compound fact (a branch on ``or.pred``/``and.pred`` of two tests, kept whole
+    by the path simulation) whose value the atomic facts decide the other way (one class took the branch on
+    ``a || b``; another knows ``!a`` and ``!b``)."""
     out = acc
+    compound = False
     for key, val in facts:
         if is_lane_fact(key):
             continue
@@ -443,9 +452,35 @@ def _merge_facts(acc: dict, facts: frozenset) -> dict | None:
             if out is acc:
                 out = dict(acc)
             out[key] = val
+            if key[0] in ("por", "pand"):
+                out[_COMPOUND] = out.get(_COMPOUND, ()) + (key,)
+                compound = True
         elif have != val:
             return None
+    if (compound or out is not acc) and _COMPOUND in out:
+        for key in out[_COMPOUND]:
+            got = _decided(key, out)
+            if got is not None and got != out[key]:
+                return None
     return out
+
+
+def _decided(p, facts: dict) -> bool | None:
+    """The value of predicate ``p`` that the atomic ``facts`` (key → value) decide, or None."""
+    tag = p[0] if isinstance(p, tuple) and p else None
+    if tag == "c":
+        return p[1] != 0
+    if tag == "pnot":
+        v = _decided(p[1], facts)
+        return None if v is None else not v
+    if tag in ("por", "pand"):
+        a, b = _decided(p[1], facts), _decided(p[2], facts)
+        if tag == "por":
+            return True if a is True or b is True else False if a is False and b is False else None
+        return False if a is False or b is False else True if a is True and b is True else None
+    key, pol = normalize(p)
+    have = facts.get(key)
+    return None if have is None else have == pol
 
 
 def consistent_choice(runs: list[ClassRun], facts: frozenset, accept, budget: list[int]) -> bool:
