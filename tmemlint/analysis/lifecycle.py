@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from tmemlint.analysis.calls import BoundOracle, CalleeInfo, call_binding, lifecycle_calls, portable_facts
 from tmemlint.analysis.paths import Branches, BudgetExceeded, ExitState, PropertySimulation
 from tmemlint.analysis.values import TOP
-from tmemlint.analysis.threads import WarpClass, cross_warp_facts, is_lane_fact, normalize, undecidable_pair
+from tmemlint.analysis.threads import WarpClass, cross_warp_facts, is_lane_fact, kleene, normalize, undecidable_pair
 from tmemlint.ir import Instruction
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -474,10 +474,7 @@ def _decided(p, facts: dict) -> bool | None:
         v = _decided(p[1], facts)
         return None if v is None else not v
     if tag in ("por", "pand"):
-        a, b = _decided(p[1], facts), _decided(p[2], facts)
-        if tag == "por":
-            return True if a is True or b is True else False if a is False and b is False else None
-        return False if a is False or b is False else True if a is True and b is True else None
+        return kleene(tag, _decided(p[1], facts), _decided(p[2], facts))
     key, pol = normalize(p)
     have = facts.get(key)
     return None if have is None else have == pol

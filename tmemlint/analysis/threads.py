@@ -39,6 +39,14 @@ def normalize(v) -> tuple[object, bool]:
     return v, pol
 
 
+def kleene(tag: str, a: bool | None, b: bool | None) -> bool | None:
+    """``a or b`` (``tag`` "por") or ``a and b`` ("pand") of two truth values of which either may be unknown
+    (None): decided when one operand decides it, else None."""
+    if tag == "por":
+        return True if a is True or b is True else False if a is False and b is False else None
+    return False if a is False or b is False else True if a is True and b is True else None
+
+
 @dataclass(slots=True)
 class WarpClass:
     """Warps (indices ``tid.x // 32``) that agree on every thread predicate of the function.
@@ -197,18 +205,9 @@ class GuardOracle:
             t = self.truth(v[1], facts)
             return None if t is None else not t
         if tag in ("por", "pand"):
-            a = self.truth(v[1], facts)
-            b = self.truth(v[2], facts)
-            if tag == "por":
-                if a is True or b is True:
-                    return True
-                if a is False and b is False:
-                    return False
-            else:
-                if a is False or b is False:
-                    return False
-                if a is True and b is True:
-                    return True
+            t = kleene(tag, self.truth(v[1], facts), self.truth(v[2], facts))
+            if t is not None:
+                return t
         key, pol = self._key(v)
         if key[0] == "tid" and key[1] != ("elect",):
             d = self.klass.decide(key[1])
