@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import EXAMPLES, FIXTURES, ROOT, SHARED
-from tmemlint import engine
+from tmemlint import pipeline
 from tmemlint.checks.context import FunctionContext
 from tmemlint.engine import Options, lint_text
 from tmemlint.frontend import parser
@@ -187,7 +187,7 @@ def _digest(fn):
 def test_same_module_and_findings_as_a_full_parse(path, monkeypatch):
     """The pruned module against the full parse: the same functions by name, every function the analyses
     look at (``touches_tmem`` in the full module, and its callees) identical, the others stubs; and the same
-    findings from ``lint_text`` with and without pruning (``engine.PRUNE``)."""
+    findings from ``lint_text`` with and without pruning (``pipeline.PRUNE``)."""
     monkeypatch.setattr(parser, "MAX_LINES", 10 ** 8)  # the full parse of the largest corpus files
     text = path.read_text(encoding="utf-8", errors="replace")
     lay = layout(parser.normalize(text))
@@ -227,6 +227,6 @@ def test_same_module_and_findings_as_a_full_parse(path, monkeypatch):
         else:
             assert (p.name, p.span, p.has_body, p.params) == (f.name, f.span, f.has_body, f.params)
     got = [(f.code, f.line, f.column, f.message) for f in lint_text(text, str(path), Options())]
-    monkeypatch.setattr(engine, "PRUNE", False)
+    monkeypatch.setattr(pipeline, "PRUNE", False)
     want = [(f.code, f.line, f.column, f.message) for f in lint_text(text, str(path), Options())]
     assert got == want

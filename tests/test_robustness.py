@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-import tmemlint.engine as engine
+import tmemlint.pipeline as pipeline
 import tmemlint.frontend.parser as parser
 from conftest import FIXTURES, ROOT, SHARED, needs_shared
 from ptx_gen import mutate, mutations, programs
@@ -250,7 +250,7 @@ def test_line_limit(monkeypatch):
 
 
 def test_byte_limit(monkeypatch, tmp_path):
-    monkeypatch.setattr(engine, "MAX_BYTES", 1000)
+    monkeypatch.setattr(pipeline, "MAX_BYTES", 1000)
     p = tmp_path / "k.ptx"
     p.write_text(NCOLS_96 + "// " + "x" * 1000 + "\n")
     size = p.stat().st_size

@@ -13,6 +13,7 @@ import pytest
 pytest.importorskip("pygls")
 
 from tmemlint.engine import lint_document  # noqa: E402
+from tmemlint import pipeline  # noqa: E402
 from tmemlint.options import Options  # noqa: E402
 from tmemlint.server import incremental  # noqa: E402
 from tmemlint.server.scheduler import Cancelled, Job, run_job  # noqa: E402
@@ -42,8 +43,8 @@ def test_same_findings_and_only_the_edited_kernel_again(monkeypatch):
     assert [f.line for f in got if f.code == "TM101"] == [179, 179 + 2433, 179 + 2 * 2433]  # 2,433 lines a kernel
 
     calls = []
-    real = incremental._lint_part
-    monkeypatch.setattr(incremental, "_lint_part", lambda *a: calls.append(a[3]) or real(*a))
+    real = pipeline.lint_part
+    monkeypatch.setattr(pipeline, "lint_part", lambda *a: calls.append(a[3]) or real(*a))
     lines = text.split("\n")
     allocs = [i for i, s in enumerate(lines) if "tcgen05.alloc" in s]
     lines[allocs[1]] += " // typed"  # inside the second kernel, no new line

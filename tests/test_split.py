@@ -1,5 +1,5 @@
 """Large multi-kernel PTX files are cut into parts (``tmemlint.frontend.split``) parsed and analysed in parallel
-(``engine._lint_parts``): same findings as one serial run, exact line numbers, and a fall back to the serial parse
+(``pipeline._lint_parts``): same findings as one serial run, exact line numbers, and a fall back to the serial parse
 for a text the cut cannot handle or a part the grammar rejects."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES
-from tmemlint import engine
+from tmemlint import pipeline
 from tmemlint.engine import Options, lint_text
 from tmemlint.frontend.split import layout, parts, units
 
@@ -97,12 +97,12 @@ def test_keywords_in_block_comments_and_strings_are_not_headers():
 
 @pytest.mark.parametrize("path", _multi_kernel_fixtures(), ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_split_run_gives_the_serial_findings(path, monkeypatch):
-    monkeypatch.setattr(engine, "SPLIT_MIN_LINES", 0)
+    monkeypatch.setattr(pipeline, "SPLIT_MIN_LINES", 0)
     text = path.read_text(encoding="utf-8")
     serial = lint_text(text, str(path), Options())
     calls = []
-    real = engine._lint_parts
-    monkeypatch.setattr(engine, "_lint_parts", lambda *a: calls.append(real(*a)) or calls[-1])
+    real = pipeline._lint_parts
+    monkeypatch.setattr(pipeline, "_lint_parts", lambda *a: calls.append(real(*a)) or calls[-1])
     split = lint_text(text, str(path), Options(jobs=2))
     assert len(calls) == 1 and calls[0] is not None  # really split, not the serial fall-back
     assert [(f.code, f.line, f.column, f.message) for f in split] == \
@@ -110,7 +110,7 @@ def test_split_run_gives_the_serial_findings(path, monkeypatch):
 
 
 def test_a_part_the_grammar_rejects_gives_the_serial_diagnostic(monkeypatch):
-    monkeypatch.setattr(engine, "SPLIT_MIN_LINES", 0)
+    monkeypatch.setattr(pipeline, "SPLIT_MIN_LINES", 0)
     lines = MIXED.read_text(encoding="utf-8").split("\n")
     assert lines[599].strip() and not lines[599].lstrip().startswith(("//", "$", "."))
     lines[599] = lines[599] + " )"  # inside the second kernel (lines 498-799)
@@ -121,7 +121,7 @@ def test_a_part_the_grammar_rejects_gives_the_serial_diagnostic(monkeypatch):
 
 
 def test_two_kernels_with_a_leak_in_the_second_part(monkeypatch):
-    monkeypatch.setattr(engine, "SPLIT_MIN_LINES", 0)
+    monkeypatch.setattr(pipeline, "SPLIT_MIN_LINES", 0)
     leak = TWO.replace(".visible .entry b()\n{\n", ".visible .entry b()\n{\n  .reg .b32 %n;\n  .shared .b32 s;\n"
                        "  mov.b32 %n, 32;\n  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [s], %n;\n")
     got = [(f.code, f.line) for f in lint_text(leak, "k.ptx", Options(jobs=2))]
@@ -176,7 +176,7 @@ def test_an_indirect_call_cannot_reach_a_kernel_of_another_part(monkeypatch):
     """An indirect call may reach any .func that allocates or frees, never a kernel (kB's allocation is no reason
     to assume kA's call frees): kA's leak is reported by the serial run and by the split run, in which kB is
     blanked (ptxas accepts this module)."""
-    monkeypatch.setattr(engine, "SPLIT_MIN_LINES", 0)
+    monkeypatch.setattr(pipeline, "SPLIT_MIN_LINES", 0)
     serial = [(f.code, f.line) for f in lint_text(INDIRECT, "k.ptx", Options())]
     assert serial == [("TM101", 21)]
     assert [(f.code, f.line) for f in lint_text(INDIRECT, "k.ptx", Options(jobs=2))] == serial
@@ -190,8 +190,8 @@ def test_a_run_over_several_files_splits_the_big_one_with_the_same_output(monkey
 
     from tmemlint.cli import app
 
-    monkeypatch.setattr(engine, "SPLIT_MIN_LINES", 0)  # forked workers inherit it
-    monkeypatch.setattr(engine, "SPLIT_MIN_LINES_SHARED", 0)
+    monkeypatch.setattr(pipeline, "SPLIT_MIN_LINES", 0)  # forked workers inherit it
+    monkeypatch.setattr(pipeline, "SPLIT_MIN_LINES_SHARED", 0)
     big = tmp_path / "big.ptx"
     big.write_text(scale_gen.lineinfo_like(3000, kernels=4, bad_kernel=2).text)
     files = [str(FIXTURES / "nvcc" / "tm102_ncols_bad.ptx"), str(big), str(MIXED),

@@ -14,7 +14,8 @@ Configuration is an argument, never read from files unless asked: ``config`` is 
 mapping with the keys of ``[tool.tmemlint]`` (``select``, ``ignore``, ``severity``, ``per-file-ignores``, ...), or
 the path of a ``pyproject.toml`` / ``tmemlint.toml``.  ``select`` / ``ignore`` / ``extend_select`` apply on top,
 as on the command line.  A bad configuration raises ``ConfigError``; bad PTX never raises (it is a TM900
-finding); a plan of text that cannot be planned raises ``PlanError``.
+finding); a plan of text that cannot be planned raises ``PlanError``.  Both read the text as ``tmemlint
+check`` reads a file of that name (``tmemlint.pipeline``).
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ __all__ = ["check", "plan", "options", "Finding", "Related", "Severity", "Option
 
 
 class PlanError(ValueError):
-    """Text that cannot be planned: not PTX (the TM900 message), a CUDA source, or ``kernel`` names no kernel that
-    uses Tensor Memory."""
+    """Text that cannot be planned: not PTX (the TM900 message), or ``kernel`` names no kernel that uses Tensor
+    Memory."""
 
 
 def options(config: Mapping[str, Any] | str | os.PathLike | None = None, *, name: str = "kernel.ptx",
@@ -60,37 +61,29 @@ def check(source: str | bytes, name: str = "kernel.ptx", *, config: Mapping[str,
     """The findings of one PTX text (or CUDA source, when ``name`` ends in ``.cu``/``.cuh``), sorted by place;
     ``name`` is how the text is reported (and which ``per-file-ignores`` apply).  Suppression comments in the text
     apply.  Never raises for bad input; raises ConfigError for a bad configuration."""
-    from tmemlint.engine import lint_bytes
+    from tmemlint import pipeline
 
     opts = options(config, name=name, select=select, ignore=ignore, extend_select=extend_select, defines=defines)
     data = source.encode("utf-8") if isinstance(source, str) else bytes(source)
-    res = lint_bytes(data, name, opts)
-    if res.error:
-        raise ValueError(f"{name}: {res.error}")
-    return res.findings
+    unit = pipeline.load(data, opts, name=name)
+    if unit.refusal is not None:
+        raise ValueError(f"{name}: {unit.refusal}")
+    return pipeline.run(unit)
 
 
 def plan(source: str | bytes, name: str = "kernel.ptx", *, kernel: str | None = None,
          ctas_per_sm: int | None = None) -> dict:
-    """The TMEM plan of the kernels of one PTX text (``kernel``: only that one, by its PTX name): the versioned
-    JSON model of ``tmemlint plan --format json`` (regions, column budget, peak, reuse edges, readback, timeline;
-    ``docs/plan-schema.md``).  Raises PlanError."""
-    from tmemlint.frontend.parser import PTXSyntaxError, decode, parse_text
+    """The TMEM plan of the kernels of one PTX text or CUDA source (by ``name``, as ``check`` reads it;
+    ``kernel``: only that one, by its PTX name): the versioned JSON model of ``tmemlint plan --format json``
+    (regions, column budget, peak, reuse edges, readback, timeline; ``docs/plan-schema.md``), with the findings
+    ``check`` gives under the rules' defaults.  Raises PlanError."""
+    from tmemlint import pipeline
     from tmemlint.plan.model import PlanError as ModelError
-    from tmemlint.plan.model import build_plan
+    from tmemlint.plan.model import plan_unit
 
-    if name.endswith((".cu", ".cuh", ".h", ".hpp")):
-        raise PlanError(f"{name}: plan reads PTX; compile the CUDA source first (nvcc -arch=sm_100a -ptx -lineinfo)")
+    opts = Options(ctas_per_sm=ctas_per_sm)
+    data = source.encode("utf-8") if isinstance(source, str) else bytes(source)
     try:
-        text = decode(source.encode("utf-8") if isinstance(source, str) else bytes(source))
-        module = parse_text(text, name)
-    except PTXSyntaxError as e:
-        raise PlanError(f"{name}:{e.line}:{e.column}: TM900 [error] {e.message} (syntax-error)") from None
-    if module.version is None:
-        raise PlanError(f"{name}:1:1: TM900 [error] not a PTX module: no .version directive (syntax-error)")
-    try:
-        return build_plan(module, name, kernel, ctas_per_sm)
+        return plan_unit(pipeline.load(data, opts, name=name, whole=True), kernel, ctas_per_sm)
     except ModelError as e:
         raise PlanError(str(e)) from None
-    except RecursionError:
-        raise PlanError(f"{name}: too deeply nested to plan") from None

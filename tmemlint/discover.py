@@ -31,10 +31,8 @@ from typing import Iterable
 
 from tmemlint.config import Settings, glob_match
 from tmemlint.pathnames import display_path
+from tmemlint.pipeline import SEARCHED_SUFFIXES  # the suffix table
 
-PTX_SUFFIXES = (".ptx",)
-SOURCE_SUFFIXES = (".cu", ".cuh")
-SEARCHED_SUFFIXES = PTX_SUFFIXES + SOURCE_SUFFIXES
 IGNORE_FILES = (".gitignore", ".ignore")
 _GLOB_CHARS = ("*", "?", "[")
 

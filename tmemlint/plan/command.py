@@ -21,8 +21,6 @@ from typing import List, Optional
 
 import typer
 
-_SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp")
-
 
 class PlanFormat(str, Enum):
     """Output formats of ``tmemlint plan``."""
@@ -59,37 +57,16 @@ def _options(file: str, config: str | None, isolated: bool, ctas_per_sm: int | N
     return opts
 
 
-def _module(file: str, text: str, opts):
-    """The IR module to plan: PTX, a CUDA source in source mode, or nvcc's PTX of it (``--compile``)."""
-    from tmemlint.frontend.parser import PTXSyntaxError, parse_text
+def _unit(file: str, data: bytes, opts):
+    """The file loaded as ``check`` loads it (``pipeline.load``: PTX, a CUDA source in source mode, or nvcc's PTX
+    of it with ``--compile``), every function parsed; what source mode could not read is said on standard error,
+    and the plan goes on without it."""
+    from tmemlint import pipeline
 
-    if Path(file).suffix in _SOURCE_SUFFIXES:
-        if opts.compile:
-            from tmemlint.compile import compile_to_ptx
-            from tmemlint.findings import CheckError
-
-            includes = tuple(f"-I{os.path.abspath(d)}" for d in opts.include_dirs)
-            try:
-                ptx = compile_to_ptx(text, file, tuple(opts.nvcc_args) + includes, opts.defines)
-            except CheckError as e:
-                _fail(f"{file}: {e}")
-            try:
-                return parse_text(ptx, f"{file} (nvcc PTX)")
-            except PTXSyntaxError as e:
-                _fail(f"{file}: the PTX nvcc made is not readable at its line {e.line}: {e.message}")
-        from tmemlint.frontend.cuda import parse_cuda
-
-        unit = parse_cuda(text, file, opts.defines, opts.include_dirs)
-        for d in unit.diagnostics:  # what source mode could not read: said, and the plan goes on without it
-            typer.echo(f"{file}:{d.span.line}:{d.span.column}: {d.code} {d.message} (the plan omits it)", err=True)
-        return unit.module
-    try:
-        module = parse_text(text, file)
-    except PTXSyntaxError as e:
-        _fail(f"{file}:{e.line}:{e.column}: TM900 [error] {e.message} (syntax-error)")
-    if module.version is None:
-        _fail(f"{file}:1:1: TM900 [error] not a PTX module: no .version directive (syntax-error)")
-    return module
+    unit = pipeline.load(data, opts, name=file, whole=True)
+    for d in getattr(unit.cuda, "diagnostics", ()):
+        typer.echo(f"{file}:{d.span.line}:{d.span.column}: {d.code} {d.message} (the plan omits it)", err=True)
+    return unit
 
 
 def plan_command(
@@ -114,8 +91,7 @@ def plan_command(
 ):
     """Print the TMEM plan of a kernel: regions, column budget, peak, reuse edges, readback, timeline."""
     from tmemlint.config import ConfigError
-    from tmemlint.frontend.parser import decode
-    from tmemlint.plan.model import PlanError, build_plan
+    from tmemlint.plan.model import PlanError, plan_unit
     from tmemlint.plan.render_text import render_text
 
     if file is None and design is None:
@@ -149,17 +125,9 @@ def plan_command(
     except ConfigError as e:
         _fail(str(e))
     try:
-        text = decode(data)
-    except Exception as e:  # noqa: BLE001 - decode raises PTXSyntaxError for binary input
-        _fail(f"{file}:1:1: TM900 [error] {getattr(e, 'message', e)} (syntax-error)")
-    module = _module(file, text, opts)
-    try:
-        same_lines = not (opts.compile and Path(file).suffix in _SOURCE_SUFFIXES)  # compile mode: PTX lines
-        plan = build_plan(module, file, kernel, opts.ctas_per_sm, options=opts, text=text if same_lines else None)
+        plan = plan_unit(_unit(file, data, opts), kernel, opts.ctas_per_sm)
     except PlanError as e:
         _fail(str(e))
-    except RecursionError:
-        _fail(f"{file}: too deeply nested to plan")
     if dplan is not None:
         from tmemlint.plan.design import compare
 

@@ -24,6 +24,7 @@ from tmemlint.analysis.regions import Access, AddressSets, Region, build_regions
 from tmemlint.analysis.tmem import TMEM_COLUMNS
 from tmemlint.analysis.values import defined_regs, used_regs
 from tmemlint.checks.context import FunctionContext
+from tmemlint.checks.registry import codes_tagged
 from tmemlint.ir import Instruction, Module
 from tmemlint.names import demangle
 
@@ -54,11 +55,12 @@ _WARP_WIDE = {"ld", "st"}
 #: The roles whose addresses define a region of each kind (its stages come from their column sets).
 _KIND_ROLES = {"accumulator": ("d",), "A": ("a",), "scale-A": ("scale-a",), "scale-B": ("scale-b",),
                "metadata": ("sp",), "data": ("st", "cp", "shift")}
-#: Rules whose findings at an access's line are not about its region (registers, allocation sites, input).
-_NOT_REGION_CODES = {"TM101", "TM102", "TM103", "TM104", "TM105", "TM106", "TM107", "TM108", "TM109", "TM110",
-                     "TM111", "TM112", "TM301", "TM900", "TM901", "TM902", "TM903"}
-#: Rules whose findings concern the order of a read and a later write of the same cells (attached to reuse edges).
-_EDGE_CODES = {"TM302", "TM303", "TM304", "TM306", "TM307", "TM308"}
+#: Rules whose findings at an access's line are not about its region: the registry's rules tagged with one of
+#: these (allocation sites, registers, the input).
+_NOT_REGION_TAGS = ("allocation", "registers", "input")
+#: Rules whose findings concern the order of a read and a later write of the same cells (attached to reuse
+#: edges): the registry's rules tagged ``plan-edge``.
+_EDGE_TAG = "plan-edge"
 
 
 def _source(inst: Instruction) -> str | None:
@@ -383,7 +385,8 @@ class _Kernel:
 
     def region_findings(self, r: Region) -> list[dict]:
         lines = {a.inst.span.line for a in r.writers + r.readers}
-        return [_finding_ref(f) for f in self.findings if f.code not in _NOT_REGION_CODES and f.line in lines]
+        return [_finding_ref(f) for f in self.findings if f.code not in codes_tagged(*_NOT_REGION_TAGS)
+                and f.line in lines]
 
     def region_rows(self) -> list[dict]:
         rows = []
@@ -616,7 +619,7 @@ class _Kernel:
         rw, ww = self.warps(rd.inst.index), self.warps(wa.inst.index)
         relation = self._relation(rd, wa)
         rl, wl = rd.inst.span.line, wa.inst.span.line
-        found = [_finding_ref(f) for f in self.findings if f.code in _EDGE_CODES and f.line in (rl, wl)
+        found = [_finding_ref(f) for f in self.findings if f.code in codes_tagged(_EDGE_TAG) and f.line in (rl, wl)
                  and (not f.related or {x.line for x in f.related} & {rl, wl} or f.line == wl)]
         return {
             "region": self.names[id(r)],
@@ -1085,20 +1088,6 @@ def _kernel_matches(fn_name: str, wanted: str) -> bool:
     return wanted == d or wanted == d.split("(", 1)[0] or wanted in fn_name or wanted in d
 
 
-def run_rules(ctx: FunctionContext, options) -> list:
-    """The findings of the enabled rules on one function, on the plan's own analyses (the same rules and options
-    as ``tmemlint check``; lines are those of the module: PTX lines, or source lines in source mode)."""
-    ctx.options = options
-    for r in options.rules():
-        if r.check is None:
-            continue
-        try:
-            r.check(ctx)
-        except Exception:  # a rule's internal error costs that rule's findings in the plan, as in check (TM901)
-            continue
-    return [f for f in ctx.findings if options.codes is None or f.code in options.codes]
-
-
 def build_plan(module: Module, path: str, kernel: str | None = None, ctas_per_sm: int | None = None,
                options=None, text: str | None = None) -> dict:
     """The plan of every function of ``module`` that has a body and uses tcgen05 (or only ``kernel``).
@@ -1107,6 +1096,8 @@ def build_plan(module: Module, path: str, kernel: str | None = None, ctas_per_sm
     suppression comments then apply to the findings the plan shows (lines of ``module`` must be its lines).
     Returns the JSON model (``docs/plan-schema.md``).  Raises ``PlanError`` when ``kernel`` names no function of
     the module that uses tcgen05; a module without any such function gives an empty ``kernels`` list."""
+    from tmemlint.pipeline import analyse_function, check
+
     kernels = []
     names = []
     for fn in module.functions:
@@ -1115,26 +1106,48 @@ def build_plan(module: Module, path: str, kernel: str | None = None, ctas_per_sm
         names.append(fn.name)
         if kernel is not None and not _kernel_matches(fn.name, kernel):
             continue
-        ctx = FunctionContext(module, fn, path)
-        if not ctx.touches_tmem:
-            if kernel is not None and (kernel == fn.name or kernel == demangle(fn.name)):
-                raise PlanError(f"function {kernel} does not use Tensor Memory (no tcgen05 instruction)")
-            continue
         if options is None:
             from tmemlint.options import Options
 
             options = Options(ctas_per_sm=ctas_per_sm)
+        analysed = analyse_function(module, fn, path, options)  # the contexts and rules of ``tmemlint check``
+        if analysed is None:
+            if kernel is not None and (kernel == fn.name or kernel == demangle(fn.name)):
+                raise PlanError(f"function {kernel} does not use Tensor Memory (no tcgen05 instruction)")
+            continue
         ctas = ctas_per_sm if ctas_per_sm is not None else options.ctas_per_sm
-        findings = run_rules(ctx, options) if options.codes != set() else []
+        findings = check([analysed]) if options.codes != set() else []
         if text is not None and findings:  # the suppression comments of the file apply, as in check
             from tmemlint.suppress import apply_suppressions
 
             findings = apply_suppressions(findings, text, path, options.wants, report_unused=False)
-        kernels.append(_Kernel(ctx, ctas, findings).build())
+        kernels.append(_Kernel(analysed.context, ctas, findings).build())
     if kernel is not None and not kernels:
         known = ", ".join(demangle(n) for n in names) or "none"
         raise PlanError(f"no kernel named {kernel!r} in {path} (functions: {known})")
     return {"schema_version": SCHEMA_VERSION, "tool": f"tmemlint {__version__}", "file": path, "kernels": kernels}
 
 
-__all__ = ["GUARDS", "PlanError", "SCHEMA_VERSION", "build_plan"]
+def plan_unit(unit, kernel: str | None = None, ctas_per_sm: int | None = None) -> dict:
+    """The plan of a ``pipeline.Unit`` loaded with ``whole=True`` (``build_plan`` on its module, with its options
+    and, when the module's lines are the text's, its suppression comments).  Raises ``PlanError`` when there is
+    nothing to plan: nvcc refused the file (compile mode), or the text is not PTX (the TM900 message as ``check``
+    prints it), or is past a limit."""
+    if unit.refusal is not None:
+        raise PlanError(f"{unit.path}: {unit.refusal}")
+    stop = [d for d in unit.diagnostics if d.code == "TM900"] if unit.language == "ptx" else []
+    if unit.module is None or stop:
+        d = (stop or unit.diagnostics or [None])[0]
+        if d is None:
+            raise PlanError(f"{unit.path}: nothing to plan (past a limit)")
+        if unit.language != "ptx":  # compile mode: the PTX nvcc made does not parse
+            raise PlanError(f"{unit.path}: {d.message}")
+        raise PlanError(f"{unit.path}:{d.line}:{d.column}: {d.code} [{d.severity.value}] {d.message} ({d.name})")
+    try:
+        return build_plan(unit.module, unit.path, kernel, ctas_per_sm, options=unit.options,
+                          text=unit.text if unit.ptx is None else None)
+    except RecursionError:
+        raise PlanError(f"{unit.path}: too deeply nested to plan") from None
+
+
+__all__ = ["GUARDS", "PlanError", "SCHEMA_VERSION", "build_plan", "plan_unit"]

@@ -35,22 +35,23 @@ def _warp_text(warps: list[int]) -> str:
     return ("warp " if len(warps) == 1 else "warps ") + ",".join(runs)
 
 
-def warps_at(text: str, path: str, line: int) -> str | None:
-    """The warps that execute the tcgen05 instruction on 1-based ``line`` (``warps 4-7``), None when unknown."""
+def warps_at(unit, line: int) -> str | None:
+    """The warps that execute the tcgen05 instruction on 1-based ``line`` of a loaded ``pipeline.Unit`` (``warps
+    4-7``), None when unknown."""
     from tmemlint.analysis.flow import executing_classes, warps_of
-    from tmemlint.checks.context import FunctionContext
-    from tmemlint.frontend.parser import PTXSyntaxError, parse_text
+    from tmemlint.pipeline import analyse_function
 
-    try:
-        module = parse_text(text, path, tmem_only=True)
-    except PTXSyntaxError:
+    if unit.module is None:
         return None
-    for fn in module.functions:
+    for fn in unit.module.functions:
         at = [i for i in fn.instructions if i.span.line == line and i.op == "tcgen05"]
         if not at:
             continue
-        ctx = FunctionContext(module, fn, path)
         try:
+            analysed = analyse_function(unit.module, fn, unit.path, unit.options)
+            if analysed is None:
+                return None
+            ctx = analysed.context
             by, _ = executing_classes(ctx.cfg, ctx.values, ctx.threads)
         except Exception:  # noqa: BLE001 - a hover never fails the server
             return None
@@ -62,23 +63,26 @@ def _interval(iv) -> str:
     return "?" if not iv else f"[{iv[0]}, {iv[1]})"
 
 
-def hover_markdown(text: str, path: str, line: int, ctas_per_sm: int | None = None) -> str | None:
-    """The hover text of 1-based ``line`` of the PTX ``text`` (see the module docstring)."""
+def hover_markdown(text: str, path: str, line: int, options=None) -> str | None:
+    """The hover text of 1-based ``line`` of the PTX ``text`` under ``options`` (an ``Options``; see the module
+    docstring): the text is loaded once (``pipeline.load``) for the plan and the warps."""
     src = text.split("\n")[line - 1] if 0 < line <= text.count("\n") + 1 else ""
     m = _OPCODE.search(src.split("//")[0])
     if m is None:
         return None
-    from tmemlint.api import PlanError, plan
+    from tmemlint import pipeline
+    from tmemlint.plan.model import PlanError, plan_unit
 
+    unit = pipeline.load(text, options, name=path, whole=True)
     try:
-        model = plan(text, path, ctas_per_sm=ctas_per_sm)
+        model = plan_unit(unit, ctas_per_sm=unit.options.ctas_per_sm)
     except (PlanError, RecursionError):
         return None
     k = kernel_at(model, line)
     if k is None:
         return None
     out = [f"**{m.group()}**"]
-    warps = warps_at(text, path, line)
+    warps = warps_at(unit, line)
     if warps is not None:
         out.append(f"executed by {warps}")
     rows = []

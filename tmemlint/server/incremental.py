@@ -3,14 +3,14 @@
 The text is cut as the engine cuts it for parallel runs (``frontend.split.Layout.parts``, one part per needed
 kernel): each part keeps the module's shared text, every needed ``.func`` and every stub, its own kernel, and the
 other kernels as blank lines, so line numbers are the file's and a part's findings are the whole file's findings of
-the functions it owns (``engine._lint_parts`` relies on the same equality).  A part's findings are kept under the
+the functions it owns (``pipeline._lint_parts`` relies on the same equality).  A part's findings are kept under the
 SHA-1 of its text, the line ranges it owns and the options; an edit inside one kernel that adds no line changes
 only that kernel's part, so one kernel is analysed again; an edit that adds or removes lines changes the parts of
 the kernels below it; an edit of the shared text changes every part.  Suppressions, severities and fingerprints are
-applied to the whole text afterwards (``engine.finish_findings``), as a whole-file lint does.
+applied to the whole text afterwards (``pipeline.finish``), as a whole-file lint does.
 
 Anything else (a text the splitter cannot cut, fewer than two needed kernels, a part that does not parse, a text
-past the line limit) is linted whole by ``engine.lint_document``, which gives the reference diagnostics (and the
+past the line limit) is linted whole by ``pipeline.run``, which gives the reference diagnostics (and the
 syntax errors)."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import copy
 import hashlib
 import re
 
-from tmemlint.engine import HEADER_SUFFIXES, PRUNE, SOURCE_SUFFIXES, _lint_part, finish_findings, lint_document
+from tmemlint import pipeline
 from tmemlint.findings import Finding
 from tmemlint.frontend import parser
 from tmemlint.frontend.split import layout
@@ -27,6 +27,11 @@ from tmemlint.options import Options
 
 #: Documents with fewer lines are linted whole (a part costs the shared text's parse each time).
 MIN_LINES = 4000
+
+
+def _whole(text: str, path: str, options: Options) -> list[Finding]:
+    """The document linted whole, as ``check`` lints a file."""
+    return pipeline.run(pipeline.load(text, options, name=path))
 
 
 def options_key(options: Options) -> str:
@@ -94,17 +99,17 @@ def _moved(f: Finding, removed: list[tuple[int, int]]) -> Finding:
 
 def lint_incremental(text: str, path: str, options: Options, known: dict[str, list[Finding]]
                      ) -> tuple[list[Finding], dict[str, list[Finding]]]:
-    """The findings of the PTX document ``text`` (as ``engine.lint_document`` gives them) and the part results
+    """The findings of the PTX document ``text`` (as ``pipeline.run`` gives them) and the part results
     this lint used, by key: those found in ``known`` (results of earlier lints of the same document) and the new
     ones.  The caller keeps the returned dict for the next lint."""
-    if path.endswith(SOURCE_SUFFIXES + HEADER_SUFFIXES) or text.count("\n") < MIN_LINES:
-        return lint_document(text, path, options), {}
-    lay = layout(parser.normalize(text), prune=PRUNE)
+    if pipeline.is_source(path) or text.count("\n") < MIN_LINES:
+        return _whole(text, path, options), {}
+    lay = layout(parser.normalize(text), prune=pipeline.PRUNE)
     if lay is None or lay.code_lines > parser.MAX_LINES:
-        return lint_document(text, path, options), {}
+        return _whole(text, path, options), {}
     cut = lay.parts(len(lay.kernels))
     if cut is None:
-        return lint_document(text, path, options), {}
+        return _whole(text, path, options), {}
     okey = options_key(options)
     used: dict[str, list[Finding]] = {}
     found: list[Finding] = []
@@ -114,41 +119,19 @@ def lint_incremental(text: str, path: str, options: Options, known: dict[str, li
         key = hashlib.sha1(f"{okey}\0{owned}\0".encode() + ptext.encode("utf-8", "surrogatepass")).hexdigest()
         got = known.get(key)
         if got is None:
-            got = _lint_part(ptext, path, options, owned)
+            got = pipeline.lint_part(ptext, path, options, owned)
             if got is None:  # a function of the part does not parse: TM900 there, the others analysed
-                got = _lint_part_isolating(ptext, path, options, owned)
+                got = pipeline.lint_part_isolating(ptext, path, options, owned)
             if got is None:  # an error outside the functions: the whole text decides
-                return lint_document(text, path, options), {}
+                return _whole(text, path, options), {}
         used[key] = got
         found.extend(_moved(f, removed) for f in got)  # copies: finish_findings sets severities, fingerprints
-    out = finish_findings(found, text, path, options)
+    out = pipeline.finish(found, text, path, options)
     broken = [(f.line, f.line) for f in found if f.code == "TM900"]
     if broken:  # unused suppressions in a function that did not parse are not reported (as lint_text does)
         spans = _function_spans(text, [ln for ln, _ in broken])
         out = [f for f in out if f.code != "TM902" or not any(lo <= f.line <= hi for lo, hi in spans)]
     return out, used
-
-
-def _lint_part_isolating(ptext: str, path: str, options: Options, owned: list[tuple[int, int]]
-                         ) -> list[Finding] | None:
-    """The findings of a part whose functions do not all parse (``parser.parse_isolating``): TM900 at each error in
-    the owned lines, the rules on the owned functions that parse; None when the part cannot be read that way."""
-    from tmemlint.checks.registry import RULES
-    from tmemlint.engine import lint_module
-
-    lay = layout(ptext, prune=PRUNE)
-    if lay is None:
-        return None
-    try:
-        module, broken = parser.parse_isolating(lay, path)
-    except parser.PTXSyntaxError:
-        return None
-    if module.version is None:
-        return None
-    r = RULES["TM900"]
-    out = [Finding(path, e.line, e.column, e.line, e.end_column, r.code, r.name, r.severity, e.message)
-           for e, (lo, _) in broken if any(a <= lo <= b for a, b in owned)]
-    return out + lint_module(module, path, options, owned)
 
 
 def _function_spans(text: str, lines: list[int]) -> list[tuple[int, int]]:

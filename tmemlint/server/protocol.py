@@ -33,7 +33,9 @@ from pygls.lsp.server import LanguageServer
 from tmemlint import __version__
 from tmemlint.config import CONFIG_NAMES, ConfigError, Settings, clear_cache
 from tmemlint.docs import rule_url
-from tmemlint.engine import HEADER_SUFFIXES, PTX_SUFFIXES, SOURCE_SUFFIXES, Options, lint_document, source_linter
+from tmemlint import pipeline
+from tmemlint.checks.registry import codes_tagged
+from tmemlint.engine import Options, lint_document
 from tmemlint.findings import Finding, Severity
 from tmemlint.names import demangle_message
 from tmemlint.server.incremental import lint_incremental
@@ -66,11 +68,13 @@ def _path_uri(path: str) -> str:
 
 
 def wants(path: str) -> bool:
-    """Whether the server lints a document at ``path``: PTX always, CUDA sources and C++ headers with a
-    source-mode linter."""
-    if path.endswith(PTX_SUFFIXES):
-        return True
-    return path.endswith(SOURCE_SUFFIXES + HEADER_SUFFIXES) and source_linter() is not None
+    """Whether the server lints a document at ``path``: PTX, CUDA sources and C++ headers (``pipeline.language``
+    decides how)."""
+    return path.endswith(pipeline.PTX_SUFFIXES) or pipeline.is_source(path)
+
+
+def _is_ptx(path: str) -> bool:
+    return path.endswith(pipeline.PTX_SUFFIXES)
 
 
 def to_diagnostic(f: Finding, uri: str, path: str, lines: Lines, other: dict[str, Lines] | None = None
@@ -93,7 +97,7 @@ def to_diagnostic(f: Finding, uri: str, path: str, lines: Lines, other: dict[str
         code_description=lsp.CodeDescription(href=rule_url(f.code)),
         source="tmemlint",
         related_information=related or None,
-        tags=[lsp.DiagnosticTag.Unnecessary] if f.code == "TM902" else None,
+        tags=[lsp.DiagnosticTag.Unnecessary] if f.code in codes_tagged("unnecessary") else None,
     )
 
 
@@ -262,14 +266,15 @@ class TmemlintServer(LanguageServer):
         return await asyncio.get_running_loop().run_in_executor(self.scheduler.executor, fn, *args)
 
 
-def _plan_of(text: str, path: str, line: int | None, ctas_per_sm: int | None) -> dict:
-    """The ``tmemlint.plan`` command's result for 1-based ``line`` of a PTX text (None: its first kernel)."""
-    from tmemlint.api import PlanError, plan
+def _plan_of(text: str, path: str, line: int | None, options: Options) -> dict:
+    """The ``tmemlint.plan`` command's result for 1-based ``line`` of a PTX text (None: its first kernel), with
+    the document's options (the findings ``check`` gives it)."""
+    from tmemlint.plan.model import PlanError, plan_unit
     from tmemlint.plan.render_text import render_text
     from tmemlint.server.hover import kernel_at
 
     try:
-        model = plan(text, path, ctas_per_sm=ctas_per_sm)
+        model = plan_unit(pipeline.load(text, options, name=path, whole=True), ctas_per_sm=options.ctas_per_sm)
     except PlanError as e:
         return {"kernel": None, "text": str(e), "plan": None}
     k = kernel_at(model, line) if line is not None else (model["kernels"] or [None])[0]
@@ -381,11 +386,11 @@ def create_server() -> TmemlintServer:
 
         uri = params.text_document.uri
         path = uri_to_path(uri)
-        if not path.endswith(PTX_SUFFIXES):
+        if not _is_ptx(path):
             return None
         text, lines = ls.document_lines(uri)
         line, _ = lines.column(params.position)
-        md = await ls.off_loop(hover_markdown, text, path, line, ls.options_for(path).ctas_per_sm)
+        md = await ls.off_loop(hover_markdown, text, path, line, ls.options_for(path))
         if md is None:
             return None
         return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=md),
@@ -425,19 +430,19 @@ def create_server() -> TmemlintServer:
                     "plan": None}
         uri = args[0]
         path = uri_to_path(uri)
-        if not path.endswith(PTX_SUFFIXES):
+        if not _is_ptx(path):
             return {"kernel": None, "plan": None,
                     "text": f"{os.path.basename(path)}: plan reads PTX; compile the CUDA source first "
                             f"(nvcc -arch=sm_100a -ptx -lineinfo)"}
         text, lines = ls.document_lines(uri)
-        ctas = ls.options_for(path).ctas_per_sm
+        opts = ls.options_for(path)
         pos = args[1] if len(args) > 1 else None
         line = None
         if isinstance(pos, dict) and "line" in pos:
             line, _ = lines.column(lsp.Position(line=int(pos["line"]), character=int(pos.get("character", 0))))
         elif isinstance(pos, int):
             line = pos + 1
-        return await ls.off_loop(_plan_of, text, path, line, ctas)
+        return await ls.off_loop(_plan_of, text, path, line, opts)
 
     @server.feature(lsp.SHUTDOWN)
     def shutdown(ls: TmemlintServer, *args) -> None:
@@ -471,8 +476,7 @@ def warm_up() -> None:
     """Lint two tiny documents so that the modules the engine imports lazily are loaded and the parser is built
     in this process (a forked lint inherits them instead of paying ~0.4 s for them)."""
     lint_document(_WARM_PTX, "warm.ptx")
-    if source_linter() is not None:
-        lint_document(_WARM_CU, "warm.cu")
+    lint_document(_WARM_CU, "warm.cu")
 
 
 def main() -> None:

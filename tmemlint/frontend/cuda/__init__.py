@@ -19,13 +19,10 @@ The typed IR (``tmemlint.ir``) is the only output: the analyses and rules read i
 
 from tmemlint.frontend.cuda.unit import (
     BLIND_CODES,
-    HEADER_SUFFIXES,
-    SOURCE_SUFFIXES,
     CudaUnit,
     diagnostic_findings,
     parse_cuda,
     with_inline_context,
 )
 
-__all__ = ["BLIND_CODES", "HEADER_SUFFIXES", "SOURCE_SUFFIXES", "CudaUnit", "diagnostic_findings", "parse_cuda",
-           "with_inline_context"]
+__all__ = ["BLIND_CODES", "CudaUnit", "diagnostic_findings", "parse_cuda", "with_inline_context"]

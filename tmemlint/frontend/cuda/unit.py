@@ -27,10 +27,6 @@ from tmemlint.frontend.cuda.sourcemap import Preprocessed, Region
 from tmemlint.frontend.cuda.program import FunctionDef, Program
 from tmemlint.ir import Module, Span
 
-#: Suffixes read in source mode by default, and header suffixes read when a file is named explicitly.
-SOURCE_SUFFIXES = (".cu", ".cuh")
-HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".hxx", ".inl")
-
 
 @dataclass(slots=True)
 class CudaUnit:
