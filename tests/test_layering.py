@@ -83,6 +83,28 @@ def imports() -> nx.DiGraph:
     return g
 
 
+#: Imports of tmemlint modules inside functions (lazy: they keep ``--version``, ``rules`` and a cached run from
+#: importing the parser and the analyses, but they hide a module's dependencies); the number may only shrink.
+MAX_FUNCTION_IMPORTS = 143
+
+
+def function_imports() -> list[str]:
+    """``module: imported`` for every import of a tmemlint module inside a function body (each import once)."""
+    out = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        seen: set[int] = set()
+        for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if id(node) in seen or not isinstance(node, (ast.Import, ast.ImportFrom)):
+                    continue
+                seen.add(id(node))
+                names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+                out.extend(f"{module_name(path)}: {n}" for n in names if n.startswith("tmemlint"))
+    return out
+
+
 def test_every_module_has_a_layer():
     for m in imports():
         layer(m)
@@ -100,3 +122,9 @@ def test_no_import_cycles():
     # a package's __init__ may re-export its own submodules
     g.remove_edges_from([(a, b) for a, b in list(g.edges) if b.startswith(a + ".")])
     assert [sorted(c) for c in nx.simple_cycles(g)] == []
+
+
+def test_function_level_imports_do_not_grow():
+    """Every import goes down (``test_imports_only_go_down`` reads those inside functions too); their number
+    inside functions may only shrink: lower ``MAX_FUNCTION_IMPORTS`` when it does."""
+    assert len(function_imports()) <= MAX_FUNCTION_IMPORTS

@@ -213,7 +213,7 @@ def _load_text(text: str, shown: str, options: Options, how) -> Unit:
         return _load_compiled(unit)
     if not whole and "tcgen05" not in text and "#include" not in text and not re.search(r"__device__[^;{}]*\)\s*;", text):
         return unit  # nothing here touches Tensor Memory (the frontend decides for includes and prototypes)
-    from tmemlint.frontend.cuda import diagnostic_findings, parse_cuda
+    from tmemlint.frontend.cuda import parse_cuda
 
     # the cyclic garbage collector paused (as for the PTX parse, ``parser._parse_without_gc``): lowering and the
     # analyses allocate hundreds of thousands of long-lived objects (syntax nodes' texts, IR, facts), and each
@@ -222,8 +222,22 @@ def _load_text(text: str, shown: str, options: Options, how) -> Unit:
         cu = parse_cuda(text, shown, options.defines, options.include_dirs)
     unit.cuda = cu
     unit.module = cu.module
-    unit.diagnostics = diagnostic_findings(cu, shown, options.wants)
+    unit.diagnostics = diagnostics_as_findings(cu.diagnostics, shown, options)
     return unit
+
+
+def diagnostics_as_findings(diagnostics, path: str, options: Options) -> list[Finding]:
+    """A front end's diagnostics (``code``, ``span``, ``message``: what it could not read) as findings of the
+    registry's rules, those ``options`` enables; the front end itself stays below the rules."""
+    out = []
+    for d in diagnostics:
+        if not options.wants(d.code):
+            continue
+        r = RULES[d.code]
+        sp = d.span
+        out.append(Finding(path, sp.line, sp.column, sp.end_line, sp.end_column, d.code, r.name, r.severity,
+                           d.message))
+    return out
 
 
 def _load_compiled(unit: Unit) -> Unit:
@@ -257,7 +271,6 @@ def _load_ptx(unit: Unit, whole: bool) -> Unit:
     that neither hold nor reach a tcgen05 instruction), and the line limit counts those lines; a function whose
     body does not parse is TM900 and the others are still read (``parser.parse_isolating``)."""
     from tmemlint.frontend import parser
-    from tmemlint.frontend.parser import PTXSyntaxError, parse_text
     from tmemlint.frontend.split import layout
 
     text, path, options = unit.text, unit.path, unit.options
@@ -266,7 +279,7 @@ def _load_ptx(unit: Unit, whole: bool) -> Unit:
         if lay is not None:
             parser.check_code_lines(lay)
         elif text.count("\n") + (0 if text.endswith("\n") else 1) > parser.MAX_LINES:
-            parse_text(text, path)  # raises the limit's PTXLimitError
+            parser.parse_text(text, path)  # raises the limit's PTXLimitError
     except parser.PTXLimitError as e:
         return _over_limit(unit, e.message)
     if lay is not None and not whole:
@@ -279,16 +292,15 @@ def _load_ptx(unit: Unit, whole: bool) -> Unit:
 
 def _parse_ptx(unit: Unit, lay) -> Unit:
     from tmemlint.frontend import parser
-    from tmemlint.frontend.parser import PTXSyntaxError, parse_text
 
     path, options = unit.path, unit.options
     broken: list = []
     try:
         if lay is None:
-            module = parse_text(unit.text, path)
+            module = parser.parse_text(unit.text, path)
         else:
             module, broken = parser.parse_isolating(lay, path)
-    except PTXSyntaxError as e:  # TM900, or TM901 for a PTXLimitError
+    except parser.PTXSyntaxError as e:  # TM900, or TM901 for a PTXLimitError
         unit.rules_ran = False
         if e.code == "TM900" or options.wants(e.code):
             unit.diagnostics = [finding(path, e.code, e.line, e.column, e.end_column, e.message)]
@@ -558,11 +570,10 @@ def lint_part(text: str, path: str, options: Options, owned: list[tuple[int, int
     lines counted by the caller) and run the rules on the functions it owns; None when the part does not parse
     as a module."""
     from tmemlint.frontend import parser
-    from tmemlint.frontend.parser import PTXSyntaxError
 
     try:
         module = parser.parse_module(text, path)
-    except PTXSyntaxError:
+    except parser.PTXSyntaxError:
         return None
     if module.version is None:
         return None
