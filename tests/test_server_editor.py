@@ -308,10 +308,14 @@ def test_plan_command_and_hover_on_an_example(editor, tmp_path):
     assert "acc0" in got["text"]
     first = editor.request("workspace/executeCommand", {"command": "tmemlint.plan", "arguments": [uri]})["result"]
     assert (first["kernel"], first["text"]) == (got["kernel"], got["text"])  # no position: the first kernel
-    cu = editor.request("workspace/executeCommand", {"command": "tmemlint.plan",
-                                                     "arguments": [(tmp_path / "g.cu").as_uri()]})["result"]
-    assert cu == {"kernel": None, "plan": None,
-                  "text": "g.cu: plan reads PTX; compile the CUDA source first (nvcc -arch=sm_100a -ptx -lineinfo)"}
+    cu_uri = (tmp_path / "g.cu").as_uri()  # a CUDA source is planned in source mode, as by `tmemlint plan`
+    editor.open(cu_uri, (Path(__file__).resolve().parents[1] / "examples" / "gemm_leak_bad.cu").read_text(),
+                language="cuda")
+    cu = editor.request("workspace/executeCommand", {"command": "tmemlint.plan", "arguments": [cu_uri]})["result"]
+    assert cu["kernel"] and [f["code"] for f in cu["plan"]["kernels"][0]["findings"]].count("TM101") == 1
+    txt = editor.request("workspace/executeCommand", {"command": "tmemlint.plan",
+                                                      "arguments": [(tmp_path / "g.txt").as_uri()]})["result"]
+    assert txt == {"kernel": None, "plan": None, "text": "g.txt: not a PTX file or a CUDA source"}
     hov = editor.request("textDocument/hover", {"textDocument": {"uri": uri},
                                                 "position": {"line": 691, "character": 3}})["result"]
     assert hov["contents"]["value"] == (

@@ -267,8 +267,8 @@ class TmemlintServer(LanguageServer):
 
 
 def _plan_of(text: str, path: str, line: int | None, options: Options) -> dict:
-    """The ``tmemlint.plan`` command's result for 1-based ``line`` of a PTX text (None: its first kernel), with
-    the document's options (the findings ``check`` gives it)."""
+    """The ``tmemlint.plan`` command's result for 1-based ``line`` of a PTX text or CUDA source (None: its first
+    kernel), with the document's options (the findings ``check`` gives it), as ``tmemlint plan`` makes it."""
     from tmemlint.plan.model import PlanError, plan_unit
     from tmemlint.plan.render_text import render_text
     from tmemlint.server.hover import kernel_at
@@ -430,10 +430,9 @@ def create_server() -> TmemlintServer:
                     "plan": None}
         uri = args[0]
         path = uri_to_path(uri)
-        if not _is_ptx(path):
+        if not wants(path):
             return {"kernel": None, "plan": None,
-                    "text": f"{os.path.basename(path)}: plan reads PTX; compile the CUDA source first "
-                            f"(nvcc -arch=sm_100a -ptx -lineinfo)"}
+                    "text": f"{os.path.basename(path)}: not a PTX file or a CUDA source"}
         text, lines = ls.document_lines(uri)
         opts = ls.options_for(path)
         pos = args[1] if len(args) > 1 else None
