@@ -15,7 +15,8 @@ from pathlib import Path
 from lark import Lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from tmemlint.frontend.transformer import MAX_SCOPE_DEPTH, IRBuilder, NestingTooDeep, _Decl, _declared_variables
+from tmemlint.frontend.transformer import (MAX_SCOPE_DEPTH, IRBuilder, NestingTooDeep, SpacedName, _Decl,
+                                          _declared_variables)
 from tmemlint.ir import Function, Module, SourcePos
 
 
@@ -338,6 +339,8 @@ def parse_module(text: str, path: str) -> Module:
                              tok.column + width) from None
     except UnexpectedEOF as e:
         raise PTXSyntaxError("unexpected end of file" + _expected(e), max(1, text.count("\n") + 1), 1) from None
+    except SpacedName as e:
+        raise PTXSyntaxError(e.message, e.line, e.column, e.end_column) from None
     except NestingTooDeep as e:
         raise PTXLimitError(f"{e}: the file is not analysed (limit {MAX_SCOPE_DEPTH})", e.line, e.column) from None
     except RecursionError:
