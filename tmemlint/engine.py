@@ -319,17 +319,20 @@ def _lint_compiled(text: str, path: str, options: Options) -> list[Finding]:
     import os
 
     from tmemlint.compile import compile_to_ptx, map_findings
-    from tmemlint.frontend.parser import PTXSyntaxError, parse_text
+    from tmemlint.frontend.parser import PTXSyntaxError, parse_text_isolating
 
     includes = tuple(f"-I{os.path.abspath(d)}" for d in options.include_dirs)
     ptx = compile_to_ptx(text, path, tuple(options.nvcc_args) + includes, options.defines)
     shown = f"{path} (nvcc PTX)"
-    try:
-        module = parse_text(ptx, shown)
+    try:  # a function of nvcc's PTX this grammar cannot read costs that function only, as in lint_text
+        module, broken = parse_text_isolating(ptx, shown)
     except PTXSyntaxError as e:
         return [_finding(path, "TM900", 1, 1, 2, f"the PTX nvcc made is not readable at its line {e.line}: "
                                                  f"{e.message}")]
-    return map_findings(lint_module(module, shown, options), module, path, text, ptx)
+    unread = [_finding(path, "TM900", 1, 1, 2, f"the PTX nvcc made is not readable at its line {e.line}: "
+                                               f"{e.message}; the function on its lines {lo}-{hi} is not analysed")
+              for e, (lo, hi) in broken]
+    return unread + map_findings(lint_module(module, shown, options), module, path, text, ptx)
 
 
 def source_linter() -> Callable | None:

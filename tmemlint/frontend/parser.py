@@ -288,6 +288,21 @@ def parse_isolating(lay, path: str) -> tuple[Module, list[tuple[PTXSyntaxError, 
             cur = Layout(lay.text, lay.units, keep)
 
 
+def parse_text_isolating(text: str, path: str = "<string>", tmem_only: bool = True
+                         ) -> tuple[Module, list[tuple[PTXSyntaxError, tuple[int, int]]]]:
+    """``parse_text(text, path, tmem_only)`` with syntax errors confined to their functions (``parse_isolating``):
+    the module of the functions that parse and the errors of the others, each with its function's 1-based line
+    range.  A text that ``split.layout`` cannot cut is parsed whole (its first error is raised, as ``parse_text``
+    raises it)."""
+    from tmemlint.frontend.split import layout
+
+    text = normalize(text)
+    lay = layout(text, prune=tmem_only)
+    if lay is None:
+        return parse_text(text, path), []
+    return parse_isolating(lay, path)
+
+
 def _brace_line(lay, i: int, firsts: list[int]) -> int:
     """The 1-based line of the opening brace of unit ``i`` (an error on it or before it is in the header)."""
     u = lay.units[i]

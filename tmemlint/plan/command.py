@@ -61,7 +61,7 @@ def _options(file: str, config: str | None, isolated: bool, ctas_per_sm: int | N
 
 def _module(file: str, text: str, opts):
     """The IR module to plan: PTX, a CUDA source in source mode, or nvcc's PTX of it (``--compile``)."""
-    from tmemlint.frontend.parser import PTXSyntaxError, parse_text
+    from tmemlint.frontend.parser import PTXSyntaxError, parse_text, parse_text_isolating
 
     if Path(file).suffix in _SOURCE_SUFFIXES:
         if opts.compile:
@@ -83,10 +83,13 @@ def _module(file: str, text: str, opts):
         for d in unit.diagnostics:  # what source mode could not read: said, and the plan goes on without it
             typer.echo(f"{file}:{d.span.line}:{d.span.column}: {d.code} {d.message} (the plan omits it)", err=True)
         return unit.module
-    try:
-        module = parse_text(text, file)
+    try:  # a function that does not parse is left out, as the linter leaves it out (parser.parse_isolating)
+        module, broken = parse_text_isolating(text, file, tmem_only=False)
     except PTXSyntaxError as e:
         _fail(f"{file}:{e.line}:{e.column}: TM900 [error] {e.message} (syntax-error)")
+    for e, _ in broken:
+        typer.echo(f"{file}:{e.line}:{e.column}: TM900 [error] {e.message} (syntax-error; the plan omits its "
+                   f"function)", err=True)
     if module.version is None:
         _fail(f"{file}:1:1: TM900 [error] not a PTX module: no .version directive (syntax-error)")
     return module
