@@ -135,13 +135,6 @@ def test_lint_file_reports_the_typo_and_the_other_kernels_leak(tmp_path):
     assert "'tcgen05.alloc'" in got[0].message
 
 
-def test_a_comment_after_a_closing_brace_does_not_make_the_file_one_error():
-    """``} // end of k`` on the closing line: the file is still cut into functions (``split.units``), so the typo
-    stays in its kernel."""
-    bad = TWO.replace("\tshr.u32 %r2, %r1, 5;", "\tshr.u32 %r2, %r1 5;", 1).replace("\tret;\n}\n", "\tret;\n} // k\n", 1)
-    assert codes(lint_text(bad, "t.ptx")) == [("TM900", 12, 19), ("TM101", 34, 2), ("TM102", 34, 2)]
-
-
 def test_compile_mode_confines_an_unreadable_function_of_nvccs_ptx(monkeypatch):
     """Compile mode reads nvcc's PTX with the same isolation: a function the grammar cannot read is one TM900 (at
     the source's first line: its instructions are not known, so neither are their .loc), the others are linted."""

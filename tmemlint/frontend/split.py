@@ -167,14 +167,11 @@ def _units(text: str, braces) -> list[Unit] | None:
 
 def _unit(text: str, head: tuple[str, int, int, int], open_at: int, close: int) -> Unit | None:
     """The unit whose header is ``head`` and whose braces are at ``open_at`` and ``close``; None when something
-    other than ``;`` and a ``//`` comment follows the closing brace on its line (``} // end of k``)."""
+    other than ``;`` follows the closing brace on its line."""
     kind, start, _kw, kw_end = head
     nl = text.find("\n", close)
     end = len(text) if nl < 0 else nl + 1
-    rest = text[close + 1:end].strip()
-    if rest.startswith(";"):
-        rest = rest[1:].lstrip()
-    if rest and not rest.startswith("//"):
+    if text[close + 1:end].strip() not in ("", ";"):
         return None
     name = None
     if kind != "section":
