@@ -181,3 +181,37 @@ def test_lane_zero_hand_over_after_a_loop_the_other_lanes_join(cond, want):
     from tmemlint.engine import lint_source
 
     assert [(f.line, f.column, f.end_column, f.code) for f in lint_source(src, "k.cu", Options())] == want
+
+
+IMMEDIATE_IN_MNEMONIC = """\
+#include <cstdint>
+template <int GROUP>
+struct Tmem {
+  __device__ static void alloc(uint32_t slot) {
+    asm volatile("tcgen05.alloc.cta_group::%1.sync.aligned.shared::cta.b32 [%0], 32;" :: "r"(slot), "n"(GROUP));
+  }
+};
+template <int GROUP>
+__device__ void alloc2(uint32_t slot) {
+  asm volatile("tcgen05.alloc.cta_group::%1.sync.aligned.shared::cta.b32 [%0], 32;" :: "r"(slot), "n"(GROUP));
+}
+template <int GROUP>
+__global__ void __launch_bounds__(128, 1) k(uint32_t* out) {
+  __shared__ uint32_t slot;
+  using T = Tmem<GROUP>;
+  if (threadIdx.x < 32) T::alloc((uint32_t)__cvta_generic_to_shared(&slot));
+  if (threadIdx.x < 32) alloc2<GROUP>((uint32_t)__cvta_generic_to_shared(&slot));
+}
+void run(uint32_t* out) { k<1><<<1, 128>>>(out); }
+"""
+
+
+def test_an_immediate_in_the_mnemonic_is_substituted_or_said_unknown():
+    """``"n"(GROUP)`` referenced inside the mnemonic (``cta_group::%1``): substituted where source mode knows the
+    value (``alloc2<GROUP>`` of the launch ``k<1>``: a leak, TM101), TM901 with the reason where it does not (the
+    class template behind a local ``using`` alias), never TM900."""
+    from tmemlint.engine import lint_source
+
+    got = lint_source(IMMEDIATE_IN_MNEMONIC, "k.cu", Options())
+    assert [(f.code, f.line) for f in got] == [("TM901", 5), ("TM101", 10)]
+    assert "%1 (GROUP) is part of an instruction's text" in got[0].message

@@ -120,3 +120,39 @@ def test_the_editor_gets_the_other_kernels_findings_while_one_has_a_typo(tmp_pat
 
 def test_options_unchanged_for_files_that_parse():
     assert codes(lint_text(TWO, "t.ptx", Options(codes={"TM101"}))) == [("TM101", 16, 2), ("TM101", 34, 2)]
+
+
+def test_lint_file_reports_the_typo_and_the_other_kernels_leak(tmp_path):
+    """Through the CLI's path (``lint_file``): a kernel with a syntax error (here a blank inside an instruction
+    name, which ptxas rejects too) and a kernel with a real leak give the TM900 and the TM101."""
+    from tmemlint.engine import lint_file
+
+    bad = TWO.replace("\ttcgen05.alloc.cta_group::1", "\ttcgen05 .alloc.cta_group::1", 1)
+    f = tmp_path / "two.ptx"
+    f.write_text(bad)
+    got = lint_file(f).findings
+    assert codes(got) == [("TM900", 16, 10), ("TM101", 34, 2), ("TM102", 34, 2)]
+    assert "'tcgen05.alloc'" in got[0].message
+
+
+def test_compile_mode_confines_an_unreadable_function_of_nvccs_ptx(monkeypatch):
+    """Compile mode reads nvcc's PTX with the same isolation: a function the grammar cannot read is one TM900 (at
+    the source's first line: its instructions are not known, so neither are their .loc), the others are linted."""
+    import tmemlint.compile
+
+    ptx = TWO.replace("\tshr.u32 %r2, %r1, 5;", "\tshr.u32 %r2, %r1 5;", 1)
+    monkeypatch.setattr(tmemlint.compile, "compile_to_ptx", lambda *a, **k: ptx)
+    got = lint_document("__global__ void k() {}\n", "k.cu", Options(compile=True))
+    assert sorted({f.code for f in got}) == ["TM101", "TM102", "TM900"]
+    unread = [f for f in got if f.code == "TM900"]
+    assert len(unread) == 1 and unread[0].line == 1
+    assert "not readable at its line 12" in unread[0].message and "lines 5-21 " in unread[0].message
+
+
+def test_the_plan_leaves_out_a_function_that_does_not_parse():
+    from tmemlint.frontend.parser import parse_text_isolating
+
+    bad = TWO.replace("\tshr.u32 %r2, %r1, 5;", "\tshr.u32 %r2, %r1 5;", 1)
+    module, broken = parse_text_isolating(bad, "t.ptx", tmem_only=False)
+    assert [fn.name for fn in module.functions if fn.instructions] == ["k2"]
+    assert [(e.line, e.column, span) for e, span in broken] == [(12, 19, (5, 21))]

@@ -157,7 +157,27 @@ def snap_to_asm(lines: list[str] | None, line: int, column: int, opcode: str | N
             i = lines[ln - 1].find(opcode)
             if i >= 0 and '"' in lines[ln - 1][:i]:
                 return ln, i + 1, i + 1 + len(opcode)
+        # the asm text may hold an operand reference where nvcc put an immediate's value (cta_group::%2)
+        pattern = _substituted(opcode)
+        for ln in range(min(line, len(lines)), max(line - ASM_LOOKBACK, 0), -1):
+            m = pattern.search(lines[ln - 1])
+            if m is not None and '"' in lines[ln - 1][:m.start()]:
+                return ln, m.start() + 1, m.end() + 1
     return line, col, col + 1
+
+
+_OPERAND_REF = r"%(?:[0-9]+|\[[A-Za-z_]\w*\])"
+
+
+def _substituted(opcode: str) -> re.Pattern:
+    """``opcode`` as an asm template may spell it: every qualifier value after the first component may be an
+    operand reference (``%2``, ``%[group]``) that nvcc replaced by an immediate's value."""
+    pieces = re.split(r"(\.|::)", opcode)
+    out = [re.escape(pieces[0])]
+    for k in range(1, len(pieces), 2):
+        out.append(re.escape(pieces[k]))
+        out.append(f"(?:{re.escape(pieces[k + 1])}|{_OPERAND_REF})")
+    return re.compile("".join(out) + r"(?![\w.:])")
 
 
 class _Mapper:

@@ -245,7 +245,7 @@ def _load_compiled(unit: Unit) -> Unit:
     move to the source lines (``findings_of``).  ``refusal``: the ``CompileError`` (a ``CheckError``) when nvcc
     cannot be run or rejects the file."""
     from tmemlint.compile import compile_to_ptx
-    from tmemlint.frontend.parser import PTXSyntaxError, parse_text
+    from tmemlint.frontend.parser import PTXSyntaxError, parse_text_isolating
 
     options = unit.options
     includes = tuple(f"-I{os.path.abspath(d)}" for d in options.include_dirs)
@@ -256,12 +256,17 @@ def _load_compiled(unit: Unit) -> Unit:
         unit.rules_ran = False
         return unit
     unit.analysed_as = f"{unit.path} (nvcc PTX)"
-    try:
-        unit.module = parse_text(ptx, unit.analysed_as)
+    try:  # a function of nvcc's PTX this grammar cannot read costs that function only, as for a PTX file
+        module, broken = parse_text_isolating(ptx, unit.analysed_as)
     except PTXSyntaxError as e:
         unit.diagnostics = [finding(unit.path, "TM900", 1, 1, 2, f"the PTX nvcc made is not readable at its line "
                                                                  f"{e.line}: {e.message}")]
         return unit
+    unit.module = module
+    unit.diagnostics = [finding(unit.path, "TM900", 1, 1, 2, f"the PTX nvcc made is not readable at its line "
+                                                             f"{e.line}: {e.message}; the function on its lines "
+                                                             f"{lo}-{hi} is not analysed")
+                        for e, (lo, hi) in broken]
     unit.ptx = ptx
     return unit
 

@@ -15,7 +15,8 @@ from pathlib import Path
 from lark import Lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from tmemlint.frontend.transformer import MAX_SCOPE_DEPTH, IRBuilder, NestingTooDeep, _Decl, _declared_variables
+from tmemlint.frontend.transformer import (MAX_SCOPE_DEPTH, IRBuilder, NestingTooDeep, SpacedName, _Decl,
+                                          _declared_variables)
 from tmemlint.ir import Function, Module, SourcePos
 
 
@@ -287,6 +288,21 @@ def parse_isolating(lay, path: str) -> tuple[Module, list[tuple[PTXSyntaxError, 
             cur = Layout(lay.text, lay.units, keep)
 
 
+def parse_text_isolating(text: str, path: str = "<string>", tmem_only: bool = True
+                         ) -> tuple[Module, list[tuple[PTXSyntaxError, tuple[int, int]]]]:
+    """``parse_text(text, path, tmem_only)`` with syntax errors confined to their functions (``parse_isolating``):
+    the module of the functions that parse and the errors of the others, each with its function's 1-based line
+    range.  A text that ``split.layout`` cannot cut is parsed whole (its first error is raised, as ``parse_text``
+    raises it)."""
+    from tmemlint.frontend.split import layout
+
+    text = normalize(text)
+    lay = layout(text, prune=tmem_only)
+    if lay is None:
+        return parse_text(text, path), []
+    return parse_isolating(lay, path)
+
+
 def _brace_line(lay, i: int, firsts: list[int]) -> int:
     """The 1-based line of the opening brace of unit ``i`` (an error on it or before it is in the header)."""
     u = lay.units[i]
@@ -338,6 +354,8 @@ def parse_module(text: str, path: str) -> Module:
                              tok.column + width) from None
     except UnexpectedEOF as e:
         raise PTXSyntaxError("unexpected end of file" + _expected(e), max(1, text.count("\n") + 1), 1) from None
+    except SpacedName as e:
+        raise PTXSyntaxError(e.message, e.line, e.column, e.end_column) from None
     except NestingTooDeep as e:
         raise PTXLimitError(f"{e}: the file is not analysed (limit {MAX_SCOPE_DEPTH})", e.line, e.column) from None
     except RecursionError:

@@ -216,8 +216,8 @@ def _header(text: str, lo: int, brace: int) -> tuple[str, int, int, int] | None:
 
 # ------------------------------------------------------------------------------------------ what is needed
 
-#: A direct call's target: ``call{.uni} [(rets),] name`` followed by ``,`` or ``;``.
-_DIRECT = re.compile(r"(?:\.uni)?\s*(?:\([^()]*\)\s*,\s*)?[A-Za-z_$][\w$]*\s*[,;]")
+#: A direct call's target: ``call{.uni} [(rets),] name`` followed by ``,`` or ``;`` (blanks may precede ``.uni``).
+_DIRECT = re.compile(r"(?:\s*\.uni)?\s*(?:\([^()]*\)\s*,\s*)?[A-Za-z_$][\w$]*\s*[,;]")
 _WORD = re.compile(r"[A-Za-z_$%][\w$]*")
 
 

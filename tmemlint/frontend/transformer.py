@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from lark import Token, Transformer
 
+from tmemlint.frontend.opcode import instruction_name
 from tmemlint.ir import (
     Address,
     FloatImm,
@@ -211,6 +212,8 @@ class IRBuilder(Transformer):
         operands = tuple(c[i + 1]) if len(c) > i + 2 else ()
         semi = c[-1]
         opcode = op_tok.value
+        if _GAP(opcode) is not None:  # blank space or a comment before a qualifier (grammars/ptx.lark OPCODE)
+            opcode = _close_gaps(op_tok)
         return Instruction(opcode, tuple(opcode.split(".")), guard, operands, _span(first, semi))
 
     def label(self, c):
@@ -367,6 +370,47 @@ def _declared_variables(decl: _Decl) -> list[Variable]:
 
 #: ``{ }`` scopes nested deeper than this inside one function body make the file not analysable (TM901).
 MAX_SCOPE_DEPTH = 1000
+
+
+#: Something in an OPCODE token that is not part of an opcode written without gaps.
+_GAP = re.compile(r"[^\w.:]").search
+#: One gap of an opcode: blank space and comments (what the grammar ignores), up to the next qualifier's dot.
+_GAPS = re.compile(r"(?:\s|//[^\n]*|/\*.*?\*/)+", re.S)
+
+
+class SpacedName(Exception):
+    """An opcode with blank space inside its instruction name (``mbarrier.try_wait .parity``, ``tcgen05 .alloc``):
+    ptxas rejects it (``tmemlint.frontend.opcode``).  ``line``/``column`` (1-based) are those of the qualifier
+    after the gap, ``end_column`` exclusive."""
+
+    def __init__(self, message: str, line: int, column: int, end_column: int):
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+        self.end_column = end_column
+
+
+def _close_gaps(tok: Token) -> str:
+    """The opcode of the OPCODE token ``tok`` without its gaps (PTX ISA §9.1: qualifiers are tokens of their own,
+    ptxas allows blank space and comments before each one).  Raises SpacedName for a gap inside the instruction
+    name (``opcode.instruction_name``)."""
+    text = tok.value
+    pieces = _GAPS.split(text)
+    opcode = "".join(pieces)
+    name = instruction_name(opcode)
+    done = len(pieces[0])
+    if done < len(name):
+        # the first gap cuts the name: the qualifier after it is where ptxas's error is
+        m = _GAPS.search(text)
+        at = m.end()
+        line = tok.line + text.count("\n", 0, at)
+        nl = text.rfind("\n", 0, at)
+        column = (tok.column + at) if nl < 0 else at - nl
+        width = len(pieces[1].split(".")[1]) + 1 if len(pieces) > 1 else 1
+        raise SpacedName(f"blank space inside the instruction name {name!r}: ptxas allows it only before the "
+                         f"qualifiers that follow the name", line, column, column + width)
+    return opcode
 
 
 class NestingTooDeep(Exception):

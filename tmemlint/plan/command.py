@@ -66,6 +66,10 @@ def _unit(file: str, data: bytes, opts):
     unit = pipeline.load(data, opts, name=file, whole=True)
     for d in getattr(unit.cuda, "diagnostics", ()):
         typer.echo(f"{file}:{d.span.line}:{d.span.column}: {d.code} {d.message} (the plan omits it)", err=True)
+    if unit.cuda is None and unit.module is not None:  # a function that does not parse is left out, as check does
+        for f in unit.diagnostics:
+            typer.echo(f"{file}:{f.line}:{f.column}: {f.code} [{f.severity.value}] {f.message} ({f.name}; the plan "
+                       f"omits its function)", err=True)
     return unit
 
 

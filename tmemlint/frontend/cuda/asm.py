@@ -217,6 +217,28 @@ def prepare(st: AsmStatement, literals: dict[int, str]) -> tuple[str, list[int],
     return "".join(out), opos, used
 
 
+def glued_references(st: AsmStatement) -> list[int]:
+    """The operand numbers referenced inside a PTX token of the template (``cta_group::%2``, ``.x%1``, ``L%0:``):
+    nvcc substitutes an immediate operand's value there before ptxas reads the text, so the instruction is only
+    known with that value.  A reference standing alone (an operand: ``[%0], %1``) is not glued."""
+    names: dict[str, int] = {}
+    for i, op in enumerate(st.outputs + st.inputs):
+        if op.name:
+            names[op.name] = i
+    text = st.text or ""
+    out: list[int] = []
+    for m in _REF.finditer(text):
+        g = m.group(1)
+        if g in ("%", "="):
+            continue
+        idx = names.get(m.group(2), -1) if m.group(2) else int(g)
+        before = text[m.start() - 1] if m.start() > 0 else " "
+        after = text[m.end()] if m.end() < len(text) else " "
+        if idx >= 0 and (before.isalnum() or before in "_$.:" or after.isalnum() or after in "_$"):
+            out.append(idx)
+    return out
+
+
 @dataclass(slots=True)
 class AsmTemplate:
     """The parsed template of one asm statement: ``items`` (Instruction and Label prototypes, spans in the .cu
@@ -301,5 +323,5 @@ def is_local_name(name: str) -> bool:
     return "@" in name or not name.startswith("%")
 
 
-__all__ = ["AsmOperand", "AsmStatement", "AsmTemplate", "PLACEHOLDER", "is_local_name", "parse_template", "prepare",
-           "read_asm", "string_value", "Instruction"]
+__all__ = ["AsmOperand", "AsmStatement", "AsmTemplate", "PLACEHOLDER", "glued_references", "is_local_name",
+           "parse_template", "prepare", "read_asm", "string_value", "Instruction"]

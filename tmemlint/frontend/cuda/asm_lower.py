@@ -4,7 +4,15 @@ of its operand expressions (outputs written back to their lvalues) and its instr
 
 from __future__ import annotations
 
-from tmemlint.frontend.cuda.asm import PLACEHOLDER, AsmTemplate, is_local_name, parse_template, prepare, read_asm
+from tmemlint.frontend.cuda.asm import (
+    PLACEHOLDER,
+    AsmTemplate,
+    glued_references,
+    is_local_name,
+    parse_template,
+    prepare,
+    read_asm,
+)
 from tmemlint.frontend.cuda.asm_direction import direction_faults
 from tmemlint.frontend.cuda.common import (
     MAX_INSTRUCTIONS,
@@ -39,6 +47,7 @@ class AsmMixin:
         bound: dict[int, object] = {}
         literals: dict[int, str] = {}
         post: list = []
+        outs: list = []
         k = 0
         for op in st.outputs:
             lv = self.lvalue(op.expr)
@@ -49,6 +58,7 @@ class AsmMixin:
                     self.write(c, lv.v)
                 lv.scope[lv.name] = c
                 lv = c
+            outs.append(lv)
             if isinstance(lv, RegLV):
                 bound[k] = self.cell(lv)
                 self._detach(bound[k])
@@ -73,6 +83,18 @@ class AsmMixin:
                 bound[k] = self._to_reg(v, op.constraint)
             k += 1
         self.cur_span = self.span(n)
+        ops = st.outputs + st.inputs
+        hidden = [i for i in glued_references(st) if i not in literals]
+        if hidden:  # nvcc puts the operand's value into the instruction's text: unknown value, unknown instruction
+            i = hidden[0]
+            why = ("an immediate operand whose value is not known here" if any(c in ops[i].constraint for c in "niI")
+                   else f"a \"{ops[i].constraint}\" operand (nvcc substitutes only immediates' values)")
+            for lv, op in zip(outs, st.outputs):
+                self.write(lv, self.opaque(f"asm output {self.text(op.expr)} at {self.cur_span.line}", lv.ty))
+            self.diagnostics.append(Diagnostic(
+                "TM901", self.span(n), f"asm statement not analysed: %{i} ({self.text(ops[i].expr)}) is part of an "
+                                       f"instruction's text and is {why}; its instructions are skipped"))
+            return
         key = (n.id, tuple(sorted(literals.items())))
         tpl = self.asm_cache.get(key)
         if tpl is None:
