@@ -60,6 +60,8 @@ ROWS = (
      'two warps access the same TMEM cells, one with tcgen05.st, with no hand-over between them'),
     ('TM309', 'remote-release-scope', 'error', True,
      "a remote mbarrier arrive with .cta or .relaxed semantics publishing data a peer's paired tcgen05 op reads"),
+    ('TM314', 'single-issue-guard', 'error', True,
+     'a single-thread tcgen05 mma/cp/shift/commit whose guard can hold for more than one thread of a warp'),
     ('TM401', 'scale-accumulator-overlap', 'error', True,
      'block-scale factor columns overlap the accumulator columns of a tcgen05.mma'),
     ('TM402', 'region-out-of-bounds', 'error', True,

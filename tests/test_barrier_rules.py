@@ -1,0 +1,119 @@
+"""Issue 24's issue and mbarrier rules (``tmemlint/checks/barriers.py``) on small hand-written kernels, with exact
+codes and lines: TM314 (single-issue-guard), TM310 (remote-barrier-local-form), TM311 (arrive-count-overflow),
+TM312 (commit-target-recycled).  The fixture twins in fixtures/ptx/ are compared by test_fixtures."""
+
+from __future__ import annotations
+
+import pytest
+
+from tmemlint.engine import lint_text
+from tmemlint.options import Options
+
+CODES = ("TM310", "TM311", "TM312", "TM314")
+
+
+def _found(text: str) -> list[tuple[int, str]]:
+    found = lint_text(text, "k.ptx", Options())
+    return sorted((f.line, f.code) for f in found if f.code in CODES)
+
+
+def _line(text: str, marker: str) -> int:
+    return next(n for n, s in enumerate(text.splitlines(), 1) if marker in s)
+
+
+# ---- TM314 -------------------------------------------------------------------------------------------------------
+
+MMA_KERNEL = """.version 8.7
+.target sm_100a
+.address_size 64
+
+.visible .entry k(.param .u64 adesc, .param .u64 bdesc, .param .u32 flag)
+.reqntid 128
+{{
+	.reg .pred %p<8>;
+	.reg .b32 %r<20>;
+	.reg .b64 %rd<4>;
+	.shared .align 4 .b32 slot;
+	.shared .align 8 .b64 mma_done;
+
+	mov.u32 %r1, %tid.x;
+	shr.u32 %r2, %r1, 5;
+	setp.ne.u32 %p1, %r2, 0;
+	@%p1 bra ALLOC_DONE;
+	tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], 128;
+	tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
+ALLOC_DONE:
+	setp.ne.u32 %p2, %r1, 0;
+	@%p2 bra INIT_DONE;
+	mbarrier.init.shared::cta.b64 [mma_done], 1;
+INIT_DONE:
+	tcgen05.fence::before_thread_sync;
+	bar.sync 0;
+	tcgen05.fence::after_thread_sync;
+	ld.shared.b32 %r3, [slot];
+{role}
+	ld.param.u64 %rd1, [adesc];
+	ld.param.u64 %rd2, [bdesc];
+	mov.b32 %r5, 136314896;
+	{guard}tcgen05.mma.cta_group::1.kind::f16 [%r3], %rd1, %rd2, %r5, 0; // MMA
+	{guard}tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [mma_done]; // COMMIT
+WAIT_D:
+	mbarrier.try_wait.parity.shared::cta.b64 %p4, [mma_done], 0;
+	@!%p4 bra WAIT_D;
+	tcgen05.fence::after_thread_sync;
+	shl.b32 %r6, %r2, 21;
+	add.s32 %r7, %r3, %r6;
+	tcgen05.ld.sync.aligned.32x32b.x1.b32 {{%r8}}, [%r7];
+	tcgen05.wait::ld.sync.aligned;
+	tcgen05.fence::before_thread_sync;
+	bar.sync 0;
+	@%p1 bra EXIT;
+	tcgen05.fence::after_thread_sync;
+	tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r3, 128;
+EXIT:
+	ret;
+}}
+"""
+
+WARP0 = "\t@%p1 bra WAIT_D;\n"
+
+CLEAN_314 = {
+    "elect.sync guard": (WARP0 + "\telect.sync %r4|%p3, -1;\n", "@%p3 "),
+    "elect.sync branch": (WARP0 + "\telect.sync %r4|%p3, -1;\n\t@!%p3 bra WAIT_D;\n", ""),
+    "tid.x == 0": ("\tsetp.eq.u32 %p3, %r1, 0;\n", "@%p3 "),
+    "laneid == 0 in warp 0": (WARP0 + "\tmov.u32 %r9, %laneid;\n\tsetp.eq.u32 %p3, %r9, 0;\n", "@%p3 "),
+    "(tid & 31) == 0 in warp 0": (WARP0 + "\tand.b32 %r9, %r1, 31;\n\tsetp.eq.u32 %p3, %r9, 0;\n", "@%p3 "),
+    "role entered by a thread test": ("\tsetp.ne.u32 %p3, %r1, 32;\n\t@%p3 bra WAIT_D;\n", ""),
+    # CUTLASS's elect_one_sync(): a 0/1 flag set under the elected lane's predicate, then tested
+    "elect_one_sync flag": (WARP0 + "\tmov.b32 %r10, 0;\n\telect.sync %r4|%p3, -1;\n\t@%p3 mov.b32 %r10, 1;\n"
+                            "\tsetp.eq.u32 %p5, %r10, 0;\n\t@%p5 bra WAIT_D;\n", ""),
+    # a flag set on thread 0's path only (nvcc's hoisting of `threadIdx.x == 0` out of a loop)
+    "flag set on thread 0's path": ("\tmov.pred %p6, 0;\n\t@%p2 bra SKIP;\n\tmov.pred %p6, -1;\nSKIP:\n"
+                                    "\t@!%p6 bra WAIT_D;\n", ""),
+}
+
+BAD_314 = {
+    "warp test only": (WARP0, ""),
+    "a uniform guard only": (WARP0 + "\tld.param.u32 %r9, [flag];\n\tsetp.ne.u32 %p3, %r9, 0;\n", "@%p3 "),
+    "two lanes of warp 0": (WARP0 + "\tand.b32 %r9, %r1, 31;\n\tsetp.lt.u32 %p3, %r9, 2;\n", "@%p3 "),
+    "elect.sync result ignored": (WARP0 + "\telect.sync %r4|%p3, -1;\n", ""),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CLEAN_314))
+def test_tm314_confined_issue_is_clean(name):
+    role, guard = CLEAN_314[name]
+    assert _found(MMA_KERNEL.format(role=role, guard=guard)) == []
+
+
+@pytest.mark.parametrize("name", sorted(BAD_314))
+def test_tm314_issue_by_several_lanes(name):
+    role, guard = BAD_314[name]
+    text = MMA_KERNEL.format(role=role, guard=guard)
+    assert _found(text) == [(_line(text, "// MMA"), "TM314"), (_line(text, "// COMMIT"), "TM314")]
+
+
+def test_tm314_message_counts_the_lanes():
+    role, guard = BAD_314["two lanes of warp 0"]
+    found = [f for f in lint_text(MMA_KERNEL.format(role=role, guard=guard), "k.ptx", Options()) if f.code == "TM314"]
+    assert "up to 2 lanes" in found[0].message and "warp 0" in found[0].message
