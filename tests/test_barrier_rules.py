@@ -117,3 +117,104 @@ def test_tm314_message_counts_the_lanes():
     role, guard = BAD_314["two lanes of warp 0"]
     found = [f for f in lint_text(MMA_KERNEL.format(role=role, guard=guard), "k.ptx", Options()) if f.code == "TM314"]
     assert "up to 2 lanes" in found[0].message and "warp 0" in found[0].message
+
+
+# ---- TM310 -------------------------------------------------------------------------------------------------------
+
+PEER_KERNEL = """.version 8.7
+.target sm_100a
+.address_size 64
+
+.visible .entry k(.param .u64 tmap)
+.explicitcluster
+.reqnctapercluster 2, 1, 1
+.reqntid 64
+{{
+	.reg .pred %p<6>;
+	.reg .b32 %r<16>;
+	.reg .b64 %rd<8>;
+	.shared .align 4 .b32 slot;
+	.shared .align 8 .b64 done_bar;
+	.shared .align 128 .b8 buf[1024];
+
+	mov.u32 %r1, %tid.x;
+	shr.u32 %r2, %r1, 5;
+	mov.u32 %r3, %cluster_ctarank;
+	setp.ne.u32 %p1, %r2, 0;
+	@%p1 bra ALLOC_DONE;
+	tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], 32;
+	tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
+ALLOC_DONE:
+	setp.ne.u32 %p2, %r1, 0;
+	@%p2 bra INIT_DONE;
+	mbarrier.init.shared::cta.b64 [done_bar], 1;
+	fence.mbarrier_init.release.cluster;
+INIT_DONE:
+	tcgen05.fence::before_thread_sync;
+	barrier.cluster.arrive.release.aligned;
+	barrier.cluster.wait.acquire.aligned;
+	tcgen05.fence::after_thread_sync;
+	ld.shared.b32 %r4, [slot];
+	@%p2 bra TEARDOWN;
+	setp.eq.u32 %p3, %r3, 0;
+	@%p3 bra TEARDOWN;
+	mov.u32 %r5, done_bar;
+	mov.u64 %rd5, done_bar;
+	cvta.shared.u64 %rd6, %rd5;
+{op}
+TEARDOWN:
+	tcgen05.fence::before_thread_sync;
+	barrier.cluster.arrive.release.aligned;
+	barrier.cluster.wait.acquire.aligned;
+	@%p1 bra EXIT;
+	tcgen05.fence::after_thread_sync;
+	tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r4, 32;
+EXIT:
+	ret;
+}}
+"""
+
+MAPA = "\tmapa.shared::cluster.u32 %r6, %r5, 0;\n"
+MAPA_GENERIC = "\tmapa.u64 %rd7, %rd6, 0;\n"
+
+BAD_310 = {
+    "arrive .shared::cta": MAPA + "\tmbarrier.arrive.shared::cta.b64 %rd1, [%r6]; // OP",
+    "arrive .shared through an add": MAPA + "\tadd.s32 %r7, %r6, 0;\n\tmbarrier.arrive.shared.b64 %rd1, [%r7]; // OP",
+    "expect_tx .shared::cta": MAPA + "\tmbarrier.arrive.expect_tx.shared::cta.b64 %rd1, [%r6], 64; // OP",
+    "init on a peer": MAPA + "\tmbarrier.init.shared::cta.b64 [%r6], 1; // OP",
+    "inval on a peer": MAPA + "\tmbarrier.inval.shared::cta.b64 [%r6]; // OP",
+    "test_wait on a peer, generic": MAPA_GENERIC + "\tmbarrier.test_wait.parity.b64 %p4, [%rd7], 0; // OP",
+    "cp.async.mbarrier.arrive on a peer": MAPA + "\tcp.async.mbarrier.arrive.shared.b64 [%r6]; // OP",
+    "bulk copy into .shared::cta signalling a peer":
+        MAPA + "\tmov.u32 %r8, buf;\n\tld.param.u64 %rd2, [tmap];\n"
+        "\tcp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes [%r8], [%rd2, {%r1, %r1}], [%r6]; // OP",
+}
+
+CLEAN_310 = {
+    "arrive .shared::cluster with _": MAPA + "\tmbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r6];",
+    "arrive through a generic address": MAPA_GENERIC + "\tmbarrier.arrive.release.cluster.b64 _, [%rd7];",
+    "expect_tx .shared::cluster": MAPA + "\tmbarrier.expect_tx.relaxed.cluster.shared::cluster.b64 [%r6], 64;",
+    "mapa onto the CTA itself": "\tmapa.shared::cluster.u32 %r6, %r5, %r3;\n\tmbarrier.arrive.shared::cta.b64 %rd1, [%r6];",
+    "own barrier": "\tmbarrier.arrive.shared::cta.b64 %rd1, [%r5];",
+    "mapa on one path only": MAPA + "\t@%p3 mov.u32 %r6, %r5;\n\tmbarrier.arrive.shared::cta.b64 %rd1, [%r6];",
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_310))
+def test_tm310_peer_barrier_in_local_form(name):
+    text = PEER_KERNEL.format(op=BAD_310[name])
+    assert _found(text) == [(_line(text, "// OP"), "TM310")]
+
+
+@pytest.mark.parametrize("name", sorted(CLEAN_310))
+def test_tm310_allowed_forms_are_clean(name):
+    assert _found(PEER_KERNEL.format(op=CLEAN_310[name])) == []
+
+
+def test_tm310_message_says_which():
+    wait = [f.message for f in lint_text(PEER_KERNEL.format(op=BAD_310["init on a peer"]), "k.ptx", Options())
+            if f.code == "TM310"]
+    assert wait and "mbarrier.init on a peer CTA's barrier" in wait[0] and "in any state space" in wait[0]
+    arrive = [f.message for f in lint_text(PEER_KERNEL.format(op=BAD_310["arrive .shared::cta"]), "k.ptx",
+                                           Options()) if f.code == "TM310"]
+    assert arrive and ".shared::cluster and `_`" in arrive[0]

@@ -60,6 +60,8 @@ ROWS = (
      'two warps access the same TMEM cells, one with tcgen05.st, with no hand-over between them'),
     ('TM309', 'remote-release-scope', 'error', True,
      "a remote mbarrier arrive with .cta or .relaxed semantics publishing data a peer's paired tcgen05 op reads"),
+    ('TM310', 'remote-barrier-local-form', 'error', True,
+     "an mbarrier operation in the .shared/.shared::cta form on a peer CTA's barrier address (from mapa)"),
     ('TM314', 'single-issue-guard', 'error', True,
      'a single-thread tcgen05 mma/cp/shift/commit whose guard can hold for more than one thread of a warp'),
     ('TM401', 'scale-accumulator-overlap', 'error', True,

@@ -51,3 +51,45 @@ def single_issue_guard(ctx):
         ctx.report("TM314", inst, f"tcgen05.{what} has single-thread semantics, but on some path of {klass!r} up to "
                                   f"{n} lanes of a warp execute it (no elect.sync, lane or thread-index test "
                                   f"confines it to one thread): each lane issues its own {what}")
+
+
+@rule("TM310", "remote-barrier-local-form", "error",
+      "an mbarrier operation in the .shared/.shared::cta form on a peer CTA's barrier address (from mapa)")
+def remote_barrier_local_form(ctx):
+    """PTX ISA 9.0 §9.7.13.15 (``#parallel-synchronization-and-communication-instructions-mbarrier``) and §5.1.7:
+    a ``.shared::cta`` (or ``.shared``) address names the executing CTA's own shared memory; an address from
+    ``mapa`` (§9.7.9.22) is in the cluster's window and names a peer CTA's variable.  Only arrive, expect_tx and
+    complete_tx may act on a peer's barrier, through ``.shared::cluster`` (or a generic address) with ``_`` as
+    destination; init, inval, try_wait, test_wait, pending_count and ``cp.async.mbarrier.arrive`` never may, in
+    any form (reference §3.1).
+
+    The barrier operand is followed back through register copies and offset additions (``mbarriers.mapa_origin``)
+    on every reaching definition; a ``mapa`` onto ``%cluster_ctarank`` (the CTA itself) does not count."""
+    from tmemlint.analysis.mbarriers import CLUSTER, LOCAL, NEVER_REMOTE, mapa_origin, mbarrier_op
+
+    va = ctx.values
+    for inst in ctx.function.instructions:
+        if inst.op not in ("mbarrier", "cp"):
+            continue
+        m = mbarrier_op(inst)
+        if m is None:
+            continue
+        never = m.kind in NEVER_REMOTE or m.kind == "cp.async.mbarrier.arrive"
+        if not never and m.space != LOCAL:
+            continue
+        if never and m.space == CLUSTER:
+            continue  # not a form ptxas accepts for these operations (reference §4)
+        src = mapa_origin(va, inst, m.operand)
+        if src is None:
+            continue
+        related = [(src, "the address of a peer CTA's barrier is made here (mapa)")]
+        kind = "mbarrier." + m.kind if m.kind != "cp.async.mbarrier.arrive" else m.kind
+        if never:
+            ctx.report("TM310", inst, f"{kind} on a peer CTA's barrier (its address comes from mapa at line "
+                                      f"{src.span.line}): a wait, init, inval or cp.async arrive acts only on the "
+                                      f"executing CTA's own barriers, in any state space", related)
+        else:
+            ctx.report("TM310", inst, f"{kind} in the .shared::cta state space on a peer CTA's barrier (its address "
+                                      f"comes from mapa at line {src.span.line}): the .shared::cta form addresses "
+                                      f"this CTA's own window; a remote arrive needs .shared::cluster and `_` as "
+                                      f"destination", related)
