@@ -218,3 +218,103 @@ def test_tm310_message_says_which():
     arrive = [f.message for f in lint_text(PEER_KERNEL.format(op=BAD_310["arrive .shared::cta"]), "k.ptx",
                                            Options()) if f.code == "TM310"]
     assert arrive and ".shared::cluster and `_`" in arrive[0]
+
+
+# ---- TM311 -------------------------------------------------------------------------------------------------------
+
+COUNT_KERNEL = """.version 8.7
+.target sm_100a
+.address_size 64
+
+.visible .entry k(.param .u64 tmap, .param .u32 n)
+.explicitcluster
+.reqnctapercluster 2, 1, 1
+.reqntid 128
+{{
+	.reg .pred %p<8>;
+	.reg .b32 %r<20>;
+	.reg .b64 %rd<8>;
+	.shared .align 4 .b32 slot;
+	.shared .align 8 .b64 bar_x;
+	.shared .align 128 .b8 buf[1024];
+
+	mov.u32 %r1, %tid.x;
+	shr.u32 %r2, %r1, 5;
+	and.b32 %r9, %r1, 31;
+	mov.u32 %r3, %cluster_ctarank;
+	setp.ne.u32 %p1, %r2, 0;
+	@%p1 bra ALLOC_DONE;
+	tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], 32;
+	tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
+ALLOC_DONE:
+	setp.ne.u32 %p2, %r1, 0;
+	@%p2 bra INIT_DONE;
+	ld.param.u32 %r15, [n];
+	mbarrier.init.shared::cta.b64 [bar_x], {count};
+	fence.mbarrier_init.release.cluster;
+INIT_DONE:
+	tcgen05.fence::before_thread_sync;
+	barrier.cluster.arrive.release.aligned;
+	barrier.cluster.wait.acquire.aligned;
+	tcgen05.fence::after_thread_sync;
+	ld.shared.b32 %r4, [slot];
+	mov.u32 %r5, bar_x;
+{arrive}
+DONE:
+	tcgen05.fence::before_thread_sync;
+	barrier.cluster.arrive.release.aligned;
+	barrier.cluster.wait.acquire.aligned;
+	@%p1 bra EXIT;
+	tcgen05.fence::after_thread_sync;
+	tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r4, 32;
+EXIT:
+	ret;
+}}
+"""
+
+WARP1 = "\tsetp.ne.u32 %p3, %r2, 1;\n\t@%p3 bra DONE;\n"
+ELECT = "\telect.sync %r6|%p4, -1;\n\t@!%p4 bra DONE;\n"
+ARRIVE = "\tmbarrier.arrive.shared::cta.b64 %rd1, [bar_x]; // ARRIVE"
+LEADER_ARRIVE = "\tmapa.shared::cluster.u32 %r7, %r5, 0;\n" \
+                "\tmbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r7]; // ARRIVE"
+
+CLEAN_311 = {
+    "elect.sync arrive on count 1": ("1", WARP1 + ELECT + ARRIVE),
+    "every lane of 4 warps on count 128": ("128", ARRIVE),
+    "one lane per warp on count 4": ("4", "\tsetp.ne.u32 %p4, %r9, 0;\n\t@%p4 bra DONE;\n" + ARRIVE),
+    "expect_tx by one thread on count 1 plus TMA":
+        ("1", "\t@%p2 bra DONE;\n\tmbarrier.arrive.expect_tx.shared::cta.b64 %rd1, [bar_x], 1024; // ARRIVE\n"
+              "\tmov.u32 %r8, buf;\n\tld.param.u64 %rd2, [tmap];\n"
+              "\tcp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes [%r8], [%rd2, {%r1, %r1}], [bar_x];"),
+    "both CTAs' epilogue threads on the leader's count-2 barrier": ("2", "\t@%p2 bra DONE;\n" + LEADER_ARRIVE),
+    "count in a register": ("%r15", ARRIVE),
+    "arrive_drop changes the count": ("1", ARRIVE + "\n\tmbarrier.arrive_drop.shared::cta.b64 %rd2, [bar_x];"),
+}
+
+BAD_311 = {
+    "warp-wide arrive on count 1": ("1", WARP1 + ARRIVE),
+    "per-thread arrive by a warpgroup on count 4": ("4", ARRIVE),
+    "both CTAs arriving on the leader's count-1 barrier": ("1", "\t@%p2 bra DONE;\n" + LEADER_ARRIVE),
+    "one lane arriving twice on count 1":
+        ("1", WARP1 + ELECT + "\tmbarrier.arrive.shared::cta.b64 %rd1, [bar_x], 2; // ARRIVE"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CLEAN_311))
+def test_tm311_counts_that_match_are_clean(name):
+    count, arrive = CLEAN_311[name]
+    assert _found(COUNT_KERNEL.format(count=count, arrive=arrive)) == []
+
+
+@pytest.mark.parametrize("name", sorted(BAD_311))
+def test_tm311_more_arrivals_than_the_count(name):
+    count, arrive = BAD_311[name]
+    text = COUNT_KERNEL.format(count=count, arrive=arrive)
+    assert _found(text) == [(_line(text, "// ARRIVE"), "TM311")]
+
+
+def test_tm311_message_gives_the_numbers():
+    count, arrive = BAD_311["per-thread arrive by a warpgroup on count 4"]
+    msg = [f.message for f in lint_text(COUNT_KERNEL.format(count=count, arrive=arrive), "k.ptx", Options())
+           if f.code == "TM311"]
+    assert msg and msg[0].startswith("128 arrivals on mbarrier bar_x") and "expected count of 4" in msg[0]

@@ -62,6 +62,8 @@ ROWS = (
      "a remote mbarrier arrive with .cta or .relaxed semantics publishing data a peer's paired tcgen05 op reads"),
     ('TM310', 'remote-barrier-local-form', 'error', True,
      "an mbarrier operation in the .shared/.shared::cta form on a peer CTA's barrier address (from mapa)"),
+    ('TM311', 'arrive-count-overflow', 'error', True,
+     'more arrivals reach an mbarrier phase than its expected count (a warp-wide arrive on a count-1 barrier)'),
     ('TM314', 'single-issue-guard', 'error', True,
      'a single-thread tcgen05 mma/cp/shift/commit whose guard can hold for more than one thread of a warp'),
     ('TM401', 'scale-accumulator-overlap', 'error', True,

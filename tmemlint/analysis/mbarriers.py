@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tmemlint.analysis.values import ValueAnalysis
+from tmemlint.analysis.order import BarrierKey
+from tmemlint.analysis.values import TOP, ValueAnalysis
 from tmemlint.ir import Address, Instruction, Reg
 
 #: State-space forms of an mbarrier operand: the CTA's own window (``.shared`` / ``.shared::cta``), the cluster's
@@ -115,3 +116,119 @@ def _trace(values: ValueAnalysis, at: Instruction, name: str, found: list, depth
             continue
         return False
     return True
+
+
+def barrier_key(values: ValueAnalysis, inst: Instruction, operand: int) -> BarrierKey:
+    """The ``order.BarrierKey`` of the barrier that address operand ``operand`` of ``inst`` names in the
+    executing CTA (a variable at a byte offset; unknown parts None)."""
+    v = values.value(inst, inst.operands[operand])
+    if v is not TOP and v[0] == "sym":
+        return BarrierKey("mbar", (v[1], v[2]))
+    if v is not TOP and v[0] == "symx":
+        return BarrierKey("mbar", (v[1], None))
+    return BarrierKey("mbar", None)
+
+
+@dataclass(frozen=True, slots=True)
+class ArriveSite:
+    """An instruction that counts arrivals toward a phase of an mbarrier (PTX ISA §9.7.13.15.2 "phase
+    completion"): ``key`` names the barrier in the CTA the arrivals land in; ``per_thread``: arrivals each
+    executing thread makes (the ``count`` operand of ``mbarrier.arrive``, 1 for ``arrive.expect_tx``, a commit or
+    ``cp.async.mbarrier.arrive.noinc``), None when not a constant; ``remote``: the ``mapa`` that sends them to a
+    peer CTA's barrier (``key`` is then the local variable it maps), else None; ``commit``: a ``tcgen05.commit``
+    (one arrival per issuing thread, whose lanes beyond the first are TM314's)."""
+
+    inst: Instruction
+    key: BarrierKey
+    per_thread: int | None
+    remote: Instruction | None
+    commit: bool
+
+
+def arrive_site(values: ValueAnalysis, inst: Instruction) -> ArriveSite | None:
+    """The arrivals ``inst`` makes, or None: ``mbarrier.arrive`` (with or without ``.expect_tx``), ``tcgen05.commit``
+    (``.mbarrier::arrive::one``), ``cp.async.mbarrier.arrive.noinc`` (without ``.noinc`` it raises the pending
+    count by one first: no net arrival, §9.7.9.25).  ``arrive_drop`` is not one: it changes the expected count
+    (``expected_counts`` gives up on such a barrier)."""
+    commit = inst.family == "tcgen05.commit"
+    if commit:
+        k = next((j for j, o in enumerate(inst.operands) if type(o) is Address), None)
+        if k is None:
+            return None
+        return ArriveSite(inst, _local_key(values, inst, k), 1, None, True)
+    m = mbarrier_op(inst)
+    if m is None:
+        return None
+    if m.kind == "cp.async.mbarrier.arrive":
+        if "noinc" not in inst.parts:
+            return None
+        n: int | None = 1
+    elif m.kind == "arrive":
+        n = 1
+        if "expect_tx" not in inst.parts and len(inst.operands) > m.operand + 1:
+            c = values.value(inst, inst.operands[m.operand + 1])
+            n = c[1] if c is not TOP and c[0] == "c" else None
+    else:
+        return None
+    src = mapa_origin(values, inst, m.operand)
+    if src is not None:
+        return ArriveSite(inst, barrier_key(values, src, 1), n, src, False)
+    return ArriveSite(inst, _local_key(values, inst, m.operand), n, None, False)
+
+
+def _local_key(values: ValueAnalysis, inst: Instruction, operand: int) -> BarrierKey:
+    """``barrier_key``, or an unknown key when the address may come from ``mapa`` on some path (then the barrier
+    may be a peer's)."""
+    o = inst.operands[operand]
+    base = o.base if type(o) is Address else None
+    if type(base) is Reg and _reaches_mapa(values, inst, base.name, 0):
+        return BarrierKey("mbar", None)
+    return barrier_key(values, inst, operand)
+
+
+def _reaches_mapa(values: ValueAnalysis, at: Instruction, name: str, depth: int) -> bool:
+    if depth > _MAX_HOPS or name.startswith("%"):
+        return False
+    for d in values.reaching_defs(at, name):
+        src = values.insts[d]
+        if src.op == "mapa":
+            return True
+        if src.op in ("mov", "cvt", "cvta", "add", "sub") and any(
+                type(x) is Reg and _reaches_mapa(values, src, x.name, depth + 1) for x in src.operands[1:]):
+            return True
+    return False
+
+
+def expected_counts(values: ValueAnalysis, insts: list[Instruction]) -> dict[BarrierKey, tuple[int, Instruction]]:
+    """Barriers of known expected arrival count: exact key → ``(count, the mbarrier.init)`` for every barrier that
+    this function initialises, always with the same constant count (PTX ISA §9.7.13.15.9), at a known offset, and
+    on which no ``mbarrier.arrive_drop`` may act (it lowers the count of later phases).  A barrier with an init
+    whose count or address is unknown, or an arrive_drop whose address is unknown, drops out (all of them, for
+    the latter)."""
+    out: dict[BarrierKey, tuple[int, Instruction]] = {}
+    bad: set[BarrierKey] = set()
+    drops: list[BarrierKey] = []
+    for inst in insts:
+        m = mbarrier_op(inst) if inst.op == "mbarrier" else None
+        if m is None:
+            continue
+        if m.kind == "arrive_drop":
+            drops.append(barrier_key(values, inst, m.operand))
+        if m.kind != "init":
+            continue
+        key = barrier_key(values, inst, m.operand)
+        c = values.value(inst, inst.operands[m.operand + 1]) if len(inst.operands) > m.operand + 1 else TOP
+        if not key.exact or c is TOP or c[0] != "c":
+            if key.ident is None:
+                return {}
+            bad.add(key)
+            continue
+        old = out.get(key)
+        if old is not None and old[0] != c[1]:
+            bad.add(key)
+        elif old is None:
+            out[key] = (c[1], inst)
+    for key in list(out):
+        if any(key.may_alias(b) for b in bad) or any(key.may_alias(d) for d in drops):
+            del out[key]
+    return out

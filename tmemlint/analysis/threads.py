@@ -485,7 +485,8 @@ def is_lane_fact(key) -> bool:
     return isinstance(key, tuple) and bool(key) and key[0] == "tid"
 
 
-__all__ = ["GuardOracle", "ThreadModel", "UNKNOWN_LANES", "WarpClass", "is_lane_fact", "lanes_on_path", "normalize",
+__all__ = ["GuardOracle", "ThreadModel", "UNKNOWN_LANES", "WarpClass", "is_lane_fact", "lane_counts", "lanes_on_path",
+           "normalize",
            "thread_model", "_CMP"]
 
 
@@ -500,7 +501,15 @@ def lanes_on_path(klass: WarpClass, facts: frozenset, nonuniform: frozenset) -> 
     threads of the CTA (``klass.n_threads``): 32 for a path with no lane test, 1 under ``elect.sync`` or
     ``%tid.x == 0``.  ``UNKNOWN_LANES`` when a fact that is not a thread predicate depends on one of the
     definitions ``nonuniform`` (instruction indices whose value may differ between threads: ``control.
-    divergent_defs``) or mixes a thread predicate with other values: which lanes satisfy it cannot be evaluated.  Units: threads (PTX ISA §10.1 ``%tid``, §10.3 ``%laneid``)."""
+    divergent_defs``) or mixes a thread predicate with other values: which lanes satisfy it cannot be evaluated.
+    Units: threads (PTX ISA §10.1 ``%tid``, §10.3 ``%laneid``)."""
+    counts = lane_counts(klass, facts, nonuniform)
+    return UNKNOWN_LANES if counts is None else max(counts, default=0)
+
+
+def lane_counts(klass: WarpClass, facts: frozenset, nonuniform: frozenset) -> tuple[int, ...] | None:
+    """Per warp of ``klass`` (in ``klass.warps`` order), how many of its threads satisfy the thread predicates of
+    a path's ``facts``; None where ``lanes_on_path`` says ``UNKNOWN_LANES``."""
     lane: list[tuple[tuple, bool]] = []
     for key, val in facts:
         if is_lane_fact(key):
@@ -508,11 +517,9 @@ def lanes_on_path(klass: WarpClass, facts: frozenset, nonuniform: frozenset) -> 
             continue
         if not isinstance(key, tuple) or not key or key[0] == "regval":
             continue  # a register's value on the path: no condition on the thread by itself
-        if _mentions_tid(key):
-            return UNKNOWN_LANES
-        if _depends_on(key, nonuniform):
-            return UNKNOWN_LANES
-    most = 0
+        if _mentions_tid(key) or _depends_on(key, nonuniform):
+            return None
+    out = []
     for w in klass.warps:
         lo, hi = w * 32, min(w * 32 + 32, klass.n_threads)
         ok = [True] * (hi - lo)
@@ -520,8 +527,8 @@ def lanes_on_path(klass: WarpClass, facts: frozenset, nonuniform: frozenset) -> 
             for i, v in enumerate(eval_tid(expr, range(lo, hi))):
                 if bool(v) != val:
                     ok[i] = False
-        most = max(most, sum(ok))
-    return most
+        out.append(sum(ok))
+    return tuple(out)
 
 
 def _mentions_tid(v, depth: int = 0) -> bool:

@@ -93,3 +93,88 @@ def remote_barrier_local_form(ctx):
                                       f"comes from mapa at line {src.span.line}): the .shared::cta form addresses "
                                       f"this CTA's own window; a remote arrive needs .shared::cluster and `_` as "
                                       f"destination", related)
+
+
+@rule("TM311", "arrive-count-overflow", "error",
+      "more arrivals reach an mbarrier phase than its expected count (a warp-wide arrive on a count-1 barrier)")
+def arrive_count_overflow(ctx):
+    """PTX ISA 9.0 §9.7.13.15 (``#parallel-synchronization-and-communication-instructions-mbarrier``): a phase
+    completes when its pending arrival count reaches zero, and the count is then reset to the expected count
+    (``mbarrier.init``); arrivals beyond it count toward the next phases with no wait observing them, which the
+    ISA does not allow: phases complete early and the parity can end where it started (reference §3.1).
+
+    Counted for one dynamic execution of each arrive site (``mbarriers.arrive_site``) by one warp class: the
+    threads of the class's warps whose path facts reach it (``threads.lane_counts``; the block size declared, else
+    one warp), times the arrivals per thread, times the CTAs of the cluster that send to the same peer for a
+    ``mapa`` arrive (``cluster.PairRoles.senders``).  Reported when that exceeds the barrier's expected count
+    (``mbarriers.expected_counts``: one constant init count, no ``arrive_drop``).  Silent when the count, the
+    barrier or the threads cannot be known.  A commit's lanes beyond the first in a warp are TM314's (one root
+    cause, one finding)."""
+    from tmemlint.analysis.cluster import PairRoles
+    from tmemlint.analysis.control import divergent_defs
+    from tmemlint.analysis.mbarriers import arrive_site, expected_counts
+    from tmemlint.analysis.threads import is_lane_fact, lane_counts
+
+    fn = ctx.function
+    if not fn.is_entry:
+        return  # a .func's threads are its caller's
+    va = ctx.values
+    counts = expected_counts(va, fn.instructions)
+    if not counts:
+        return
+    nonuniform = divergent_defs(ctx)
+    roles = None
+    for inst in fn.instructions:
+        if inst.op not in ("mbarrier", "cp", "tcgen05"):
+            continue
+        site = arrive_site(va, inst)
+        if site is None or site.per_thread is None or not site.key.exact or site.key not in counts:
+            continue
+        expected, init = counts[site.key]
+        worst = None
+        # the classes that reach the site on a path chosen by no CTA-uniform condition: they all get there, in
+        # the same round, so their threads add up (a class that reaches it only under some condition does not)
+        together: list = []
+        for klass in ctx.threads.classes:
+            unconditional = 0
+            sets = ctx.sync.fact_sets(klass, inst)
+            if sets is None:
+                continue
+            for facts in sets:
+                per_warp = lane_counts(klass, facts, nonuniform)
+                if per_warp is None:
+                    continue
+                if site.commit:
+                    per_warp = tuple(min(n, 1) for n in per_warp)
+                threads = sum(per_warp) if klass.size_known else max(per_warp, default=0)
+                ctas = 1
+                if site.remote is not None:
+                    if roles is None:
+                        roles = PairRoles(fn, va)
+                    rank = site.remote.operands[2]
+                    ctas = roles.senders(facts, va.value(site.remote, rank))
+                total = threads * site.per_thread * ctas
+                if total > expected and (worst is None or total > worst[0]):
+                    worst = (total, klass, threads, ctas)
+                if site.remote is None and all(is_lane_fact(k) or k[0] == "regval" for k, _ in facts):
+                    unconditional = max(unconditional, threads)
+            if unconditional:
+                together.append((klass, unconditional))
+        if len(together) > 1:
+            threads = sum(n for _, n in together)
+            total = threads * site.per_thread
+            if total > expected and (worst is None or total > worst[0]):
+                worst = (total, " and ".join(repr(k) for k, _ in together), threads, 1)
+        if worst is None:
+            continue
+        total, klass, threads, ctas = worst
+        who = f"{threads} thread{'s' if threads != 1 else ''} of {klass if isinstance(klass, str) else repr(klass)}"
+        if site.per_thread != 1:
+            who += f" × {site.per_thread} arrivals each"
+        if ctas > 1:
+            who += f", in each of {ctas} CTAs of the cluster,"
+        name = site.key.ident[0]
+        ctx.report("TM311", inst, f"{total} arrivals on mbarrier {name} in one phase ({who} execute this), but it "
+                                  f"was initialised with an expected count of {expected} at line {init.span.line}: "
+                                  f"the surplus completes the next phases with no wait observing them",
+                   [(init, f"expected arrival count {expected}")])
