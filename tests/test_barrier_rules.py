@@ -318,3 +318,25 @@ def test_tm311_message_gives_the_numbers():
     msg = [f.message for f in lint_text(COUNT_KERNEL.format(count=count, arrive=arrive), "k.ptx", Options())
            if f.code == "TM311"]
     assert msg and msg[0].startswith("128 arrivals on mbarrier bar_x") and "expected count of 4" in msg[0]
+
+
+# ---- TM312 -------------------------------------------------------------------------------------------------------
+
+def _fixture(name: str) -> str:
+    from conftest import FIXTURES
+
+    return (FIXTURES / "ptx" / name).read_text(encoding="utf-8")
+
+
+def test_tm312_peer_exits_without_waiting_for_the_multicast_commit():
+    text = _fixture("tm312_commit_target_recycled_bad.ptx")
+    assert _found(text) == [(_line(text, "multicast::cluster.b64 [mma_done]"), "TM312")]
+
+
+def test_tm312_every_cta_waits_before_exit_is_clean():
+    assert _found(_fixture("tm312_commit_target_recycled_good.ptx")) == []
+
+
+def test_tm312_remote_arrive_followed_by_a_cluster_barrier_is_clean():
+    # the tmem_empty release of the TM309 fixtures: a remote arrive, then the teardown cluster barrier
+    assert _found(_fixture("tm309_remote_release_scope_good.ptx")) == []

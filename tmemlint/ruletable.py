@@ -64,6 +64,8 @@ ROWS = (
      "an mbarrier operation in the .shared/.shared::cta form on a peer CTA's barrier address (from mapa)"),
     ('TM311', 'arrive-count-overflow', 'error', True,
      'more arrivals reach an mbarrier phase than its expected count (a warp-wide arrive on a count-1 barrier)'),
+    ('TM312', 'commit-target-recycled', 'error', True,
+     'an mbarrier a multicast commit or remote arrive targets is invalidated, re-initialised or abandoned by exit before its CTA waited for it'),
     ('TM314', 'single-issue-guard', 'error', True,
      'a single-thread tcgen05 mma/cp/shift/commit whose guard can hold for more than one thread of a warp'),
     ('TM401', 'scale-accumulator-overlap', 'error', True,

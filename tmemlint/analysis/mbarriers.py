@@ -232,3 +232,25 @@ def expected_counts(values: ValueAnalysis, insts: list[Instruction]) -> dict[Bar
         if any(key.may_alias(b) for b in bad) or any(key.may_alias(d) for d in drops):
             del out[key]
     return out
+
+
+def cluster_targets(values: ValueAnalysis, insts: list[Instruction]) -> dict[BarrierKey, list[Instruction]]:
+    """Barriers that arrivals from other CTAs land on: exact key (the variable, at the same offset in every CTA
+    of the cluster) → the instructions sending them: ``tcgen05.commit … .multicast::cluster`` (one arrival on the
+    barrier at the operand's offset in each CTA of the mask, when the committed operations complete: PTX ISA
+    §9.7.16.8.4) and arrives through ``mapa`` (§9.7.9.22)."""
+    out: dict[BarrierKey, list[Instruction]] = {}
+    for inst in insts:
+        if inst.family == "tcgen05.commit":
+            if "multicast::cluster" not in inst.parts:
+                continue
+            site = arrive_site(values, inst)
+        elif inst.op == "mbarrier":
+            site = arrive_site(values, inst)
+            if site is None or site.remote is None:
+                continue
+        else:
+            continue
+        if site is not None and site.key.exact:
+            out.setdefault(site.key, []).append(inst)
+    return out

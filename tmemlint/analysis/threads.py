@@ -485,7 +485,7 @@ def is_lane_fact(key) -> bool:
     return isinstance(key, tuple) and bool(key) and key[0] == "tid"
 
 
-__all__ = ["GuardOracle", "ThreadModel", "UNKNOWN_LANES", "WarpClass", "is_lane_fact", "lane_counts", "lanes_on_path",
+__all__ = ["GuardOracle", "ThreadModel", "UNKNOWN_LANES", "WarpClass", "is_lane_fact", "depends_on", "lane_counts", "lanes_on_path",
            "normalize",
            "thread_model", "_CMP"]
 
@@ -517,7 +517,7 @@ def lane_counts(klass: WarpClass, facts: frozenset, nonuniform: frozenset) -> tu
             continue
         if not isinstance(key, tuple) or not key or key[0] == "regval":
             continue  # a register's value on the path: no condition on the thread by itself
-        if _mentions_tid(key) or _depends_on(key, nonuniform):
+        if _mentions_tid(key) or depends_on(key, nonuniform):
             return None
     out = []
     for w in klass.warps:
@@ -539,7 +539,7 @@ def _mentions_tid(v, depth: int = 0) -> bool:
     return any(_mentions_tid(x, depth + 1) for x in v[1:] if isinstance(x, tuple))
 
 
-def _depends_on(key, defs: frozenset) -> bool:
+def depends_on(key, defs: frozenset) -> bool:
     """Whether predicate key ``key`` reads one of the definitions ``defs`` (instruction indices): its opaque
     leaves, or the reaching definitions of a ``("phi", register, definitions)`` key."""
     if not isinstance(key, tuple) or not key:
@@ -554,4 +554,4 @@ def _depends_on(key, defs: frozenset) -> bool:
         # launch data (``cross_warp_facts``): at a CTA-uniform address, or at one known to that load only
         inner = key[1]
         return isinstance(inner, tuple) and len(inner) == 2 and inner[0] == "load" and inner[1] in defs
-    return any(_depends_on(x, defs) for x in key[1:] if isinstance(x, tuple))
+    return any(depends_on(x, defs) for x in key[1:] if isinstance(x, tuple))

@@ -178,3 +178,173 @@ def arrive_count_overflow(ctx):
                                   f"was initialised with an expected count of {expected} at line {init.span.line}: "
                                   f"the surplus completes the next phases with no wait observing them",
                    [(init, f"expected arrival count {expected}")])
+
+
+@rule("TM312", "commit-target-recycled", "error",
+      "an mbarrier a multicast commit or remote arrive targets is invalidated, re-initialised or abandoned by "
+      "exit before its CTA waited for it")
+def commit_target_recycled(ctx):
+    """PTX ISA 9.0 §9.7.16.8.4 (``#tcgen05-instructions-tcgen05-commit``): ``tcgen05.commit …
+    .multicast::cluster`` arrives on the barrier at the same offset in every CTA of the mask when the committed
+    operations complete, later than its issue; a remote ``mbarrier.arrive`` (§9.7.13.15) acts on the peer's barrier
+    when it lands.  A barrier that is invalidated (``mbarrier.inval``), initialised again, or whose CTA has exited
+    (its shared memory released) before that arrival is an arrive on an object that no longer exists: undefined
+    behaviour, and a cluster barrier after the commit's issue does not cover the commit's completion.
+
+    For each such target barrier, the threads that retire it (an inval, an init that may run after a sending
+    instruction, the exits) must have waited on that barrier before, themselves on every path (a simulation per
+    warp class), or after a wait of another class on it that the happens-before model (``ctx.sync``) orders
+    before them.  A CTA's exit is covered when one class is.  Reported at the inval/init, or at the sending
+    instruction for the exits; silent when the model cannot decide."""
+    from tmemlint.analysis.control import can_reach
+    from tmemlint.analysis.mbarriers import barrier_key, cluster_targets, mbarrier_op
+
+    fn = ctx.function
+    if not fn.is_entry:
+        return
+    va = ctx.values
+    insts = fn.instructions
+    targets = cluster_targets(va, insts)
+    if not targets:
+        return
+    exits = [i for i in insts if i.op in ("ret", "exit")]
+    for key, senders in sorted(targets.items(), key=lambda kv: kv[1][0].index):
+        waits = []
+        retire = []
+        for inst in insts:
+            m = mbarrier_op(inst) if inst.op == "mbarrier" else None
+            if m is None or not barrier_key(va, inst, m.operand).may_alias(key):
+                continue
+            if m.kind in ("try_wait", "test_wait"):
+                waits.append(inst)
+            elif m.kind == "inval" or (m.kind == "init" and any(can_reach(ctx, s, inst) for s in senders)):
+                retire.append(inst)
+        watched = {i.index for i in waits + retire + exits}
+        waited_at, unwaited = _waited_before(ctx, key, watched)
+
+        remote_only = all(x.op == "mbarrier" for x in senders)
+
+        def safe(at, kb) -> bool | None:
+            """Whether ``kb`` has waited on ``key`` before every execution of ``at`` (or, for remote arrives, which
+            take effect when issued, is ordered after every one of them: a cluster barrier after the arrive)."""
+            if waited_at.get((id(kb), at.index)) is True:
+                return True
+            verdict: bool | None = False
+            if remote_only:
+                answers = [ctx.sync.must_happen_before(x, ka, at, kb) for x in senders
+                           for ka in ctx.threads.classes if ctx.sync.executes(ka, x)]
+                if answers and all(a is True for a in answers):
+                    return True
+                if None in answers:
+                    verdict = None
+            for w in waits:
+                for kw in ctx.threads.classes:
+                    if not ctx.sync.executes(kw, w):
+                        continue
+                    r = ctx.sync.must_happen_before(w, kw, at, kb)
+                    if r is True:
+                        return True
+                    if r is None:
+                        verdict = None
+            return verdict
+
+        name = key.ident[0]
+        for inst in retire:
+            for kb in ctx.threads.classes:
+                if not ctx.sync.executes(kb, inst) or safe(inst, kb) is not False:
+                    continue
+                what = "invalidated" if inst.parts[1] == "inval" else "initialised again"
+                s = senders[0]
+                ctx.report("TM312", inst, f"mbarrier {name} is {what} here by {kb!r}, which has not waited on it "
+                                          f"since the {s.family if s.op == 'tcgen05' else 'remote arrive'} at line "
+                                          f"{s.span.line} that arrives on it from another CTA: that arrival can "
+                                          f"land after this", [(s, "arrives on this barrier in every CTA it targets")])
+                break
+        # the exits: the CTA a sender targets is gone once all its threads exit; it is covered when some class
+        # waits on the barrier before its exit on every path that can run alongside the sender's (uniform facts
+        # that agree, the CTA's identity left out: the sender runs in another CTA)
+        if remote_only:
+            continue  # a remote arrive takes effect when issued: a cluster barrier after it covers it (TM111's)
+        for s in senders:
+            hit = _abandoning_path(ctx, s, exits, unwaited)
+            if hit is not None:
+                ctx.report("TM312", s, f"the arrival of this multicast commit on mbarrier {name} can land after a CTA "
+                                       f"it targets has exited: on a path that runs with this one, no warp waits on "
+                                       f"{name} before its exit (a cluster barrier after the commit's issue does not "
+                                       f"cover its completion)", [(hit, "exits here without waiting on it")])
+                break
+
+
+def _abandoning_path(ctx, sender, exits, unwaited: dict):
+    """An exit instruction such that, on a path of ``sender``'s class through it, every warp class that exits has
+    a path to an exit that did not wait (``unwaited``: ``(id(class), exit index) → fact sets``) and whose uniform
+    facts, other than the CTA's identity, agree with the sender's; None when there is none or it cannot be told."""
+    from tmemlint.analysis.cluster import mentions_identity
+    from tmemlint.analysis.control import divergent_defs
+    from tmemlint.analysis.lifecycle import consistent_choice_facts
+    from tmemlint.analysis.threads import depends_on, is_lane_fact, undecidable_pair
+
+    per_thread = divergent_defs(ctx)
+
+    def strip(f):
+        """The facts that hold for the whole CTA: no thread predicates, register values of the path, values that
+        differ per thread (a spin loop's try_wait result), or the CTA's identity."""
+        return frozenset(x for x in f if not is_lane_fact(x[0]) and x[0][0] != "regval"
+                         and not mentions_identity(x[0]) and not depends_on(x[0], per_thread))
+
+    for ka in ctx.threads.classes:
+        sets = ctx.sync.fact_sets(ka, sender)
+        if not sets:
+            continue
+        for fa in sets:
+            fa = strip(fa)
+            witness = None
+            for kb in ctx.threads.classes:
+                mine = [e for e in exits if ctx.sync.executes(kb, e)]
+                if not mine:
+                    continue
+                found = None
+                for e in mine:
+                    for fb in unwaited.get((id(kb), e.index), ()):
+                        fb = strip(fb)
+                        if consistent_choice_facts([fa, fb]) and not undecidable_pair(fa, fb):
+                            found = e
+                            break
+                    if found is not None:
+                        break
+                if found is None:
+                    witness = None
+                    break
+                witness = witness or found
+            if witness is not None:
+                return witness
+    return None
+
+
+def _waited_before(ctx, key, watched: set[int]) -> tuple[dict, dict]:
+    """``(every, unwaited)``: ``every`` maps ``(id(class), instruction index) → True`` where every path of the class
+    reaching the instruction (one of ``watched``) has waited on barrier ``key`` (``mbarrier.try_wait`` /
+    ``test_wait``) before it; ``unwaited`` maps the same pairs to the cross-warp fact sets of the paths that have
+    not (one simulation per warp class)."""
+    from tmemlint.analysis.mbarriers import barrier_key, mbarrier_op
+    from tmemlint.analysis.threads import cross_warp_facts
+
+    va = ctx.values
+    out: dict = {}
+    unwaited: dict = {}
+
+    def transfer(waited, inst):
+        if waited or inst.op != "mbarrier":
+            return waited
+        m = mbarrier_op(inst)
+        return m is not None and m.kind in ("try_wait", "test_wait") and barrier_key(va, inst, m.operand).may_alias(key)
+
+    def observe(klass, waited, inst, facts):
+        if inst.index in watched:
+            k = (id(klass), inst.index)
+            out[k] = bool(waited) and out.get(k, True)
+            if not waited:
+                unwaited.setdefault(k, set()).add(cross_warp_facts(va, facts))
+
+    ctx.simulate(transfer, False, observe, relevant=lambda i: i.index in watched or i.op == "mbarrier")
+    return out, unwaited
