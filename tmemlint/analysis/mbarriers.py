@@ -81,7 +81,7 @@ def mapa_origin(values: ValueAnalysis, inst: Instruction, operand: int) -> Instr
     return found[0] if found else None
 
 
-def _trace(values: ValueAnalysis, at: Instruction, name: str, found: list, depth: int) -> bool:
+def _trace(values: ValueAnalysis, at: Instruction, name: str, found: list[Instruction], depth: int) -> bool:
     """Whether every reaching definition of register ``name`` at ``at`` is a ``mapa`` chain (appended to
     ``found``)."""
     if depth > _MAX_HOPS or name.startswith("%") and "." in name:
@@ -105,9 +105,9 @@ def _trace(values: ValueAnalysis, at: Instruction, name: str, found: list, depth
         if src.op in ("add", "sub") and len(ops) == 3:
             regs = [x for x in ops[1:] if type(x) is Reg]
             # exactly one operand is the address; the other an immediate or an offset that is not a mapa chain
-            tried = []
+            tried: list[tuple[Reg, list[Instruction]]] = []
             for r in regs:
-                mine: list = []
+                mine: list[Instruction] = []
                 if _trace(values, src, r.name, mine, depth + 1):
                     tried.append((r, mine))
             if len(tried) != 1 or (src.op == "sub" and tried[0][0] is not ops[1]):
@@ -217,17 +217,21 @@ def expected_counts(values: ValueAnalysis, insts: list[Instruction]) -> dict[Bar
         if m.kind != "init":
             continue
         key = barrier_key(values, inst, m.operand)
-        c = values.value(inst, inst.operands[m.operand + 1]) if len(inst.operands) > m.operand + 1 else TOP
+        c: tuple[object, ...] = values.value(inst, inst.operands[m.operand + 1]) if len(inst.operands) > m.operand + 1 else TOP
         if not key.exact or c is TOP or c[0] != "c":
             if key.ident is None:
                 return {}
             bad.add(key)
             continue
+        n = c[1]
+        if not isinstance(n, int):
+            bad.add(key)
+            continue
         old = out.get(key)
-        if old is not None and old[0] != c[1]:
+        if old is not None and old[0] != n:
             bad.add(key)
         elif old is None:
-            out[key] = (c[1], inst)
+            out[key] = (n, inst)
     for key in list(out):
         if any(key.may_alias(b) for b in bad) or any(key.may_alias(d) for d in drops):
             del out[key]
