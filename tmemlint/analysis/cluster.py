@@ -194,5 +194,42 @@ class PairRoles:
         self._memo[facts] = result
         return result
 
+    def senders(self, facts: frozenset, target) -> int:
+        """How many CTAs of one cluster run a path with these facts and send to the same CTA, the one whose rank
+        is ``target`` (a ``ValueAnalysis`` value: a ``mapa`` rank): the most CTAs of one cluster that agree on the
+        target, taken as the fewest over the cluster shapes the launch may have (a lower bound).  1 when the facts
+        or the target cannot be evaluated for every CTA.  PTX ISA §9.7.9.22 (``mapa``), §10.12 (``%cluster_ctarank``)."""
+        checks = []
+        for key, val in facts:
+            if not isinstance(key, tuple) or not key or key[0] in ("tid", "regval"):
+                continue
+            if mentions_identity(key):
+                checks.append((key, val))
+            elif self._from_identity(key):
+                return 1
+        per_shape: dict[tuple, dict] = {}
+        for env, _leader in self._envs:
+            if env["%clusterid.x"] or env["%clusterid.y"]:
+                continue  # one cluster of each shape
+            shape = (env["%cluster_nctaid.x"], env["%cluster_nctaid.y"])
+            by_target = per_shape.setdefault(shape, {})
+            ok = True
+            for key, val in checks:
+                t = evaluate(key, env)
+                if t is None:
+                    return 1
+                if bool(t) != val:
+                    ok = False
+                    break
+            if not ok:
+                continue
+            r = evaluate(target, env)
+            if r is None:
+                return 1
+            by_target[r] = by_target.get(r, 0) + 1
+        if not per_shape:
+            return 1
+        return max(1, min(max(t.values(), default=0) for t in per_shape.values()))
+
 
 __all__ = ["EITHER", "IDENTITY_SREGS", "LEADER", "PairRoles", "UNKNOWN", "evaluate", "mentions_identity"]

@@ -300,3 +300,63 @@ def can_reach(ctx: "FunctionContext", a: Instruction, b: Instruction) -> bool:
         return True
     bit, reach = reach_bits(ctx)
     return bool(reach[ba] & bit[bb])
+
+
+def divergent_defs(ctx: "FunctionContext") -> frozenset:
+    """Instruction indices of the definitions whose value may differ between the threads of a warp: those of
+    ``ValueAnalysis.nonuniform_defs`` (per-thread sources and what reads them), plus the definitions of a register
+    with several definitions placed under a branch whose condition may differ between threads (a flag set on the
+    ``threadIdx.x == 0`` path only, ``mov.pred %p, 0`` … ``@!%p bra`` … ``mov.pred %p, -1``: the value at the join
+    differs per lane, Kennedy-Allen's divergence by sync dependence), and, to a fixed point, every definition that
+    reads one of them (cached on ``ctx``)."""
+    cached = ctx.__dict__.get("_divergent_defs")
+    if cached is not None:
+        return cached
+    from tmemlint.analysis.values import used_regs
+
+    va = ctx.values
+    insts = ctx.function.instructions
+    blocks = ctx.cfg.blocks
+    deps = control_dependences(ctx)
+    out: set[int] = {d for d, _ in va.nonuniform_defs()}
+    readers: dict[str, list[int]] = {}
+    for inst in insts:
+        if va.defined_by(inst.index):
+            for r in used_regs(inst):
+                readers.setdefault(r.name, []).append(inst.index)
+    multi = {inst.index for inst in insts for r in va.defined_by(inst.index) if not va.has_one_def(r.name)}
+
+    def under_divergent_branch(idx: int) -> bool:
+        seen: set = set()
+        work = list(deps.get(ctx.cfg.block_of[idx], ()))
+        while work:
+            b = work.pop()
+            if b in seen:
+                continue
+            seen.add(b)
+            last = blocks[b].instructions[-1]
+            g = last.guard
+            if g is not None and (g.reg.name.startswith("%tid") or any(
+                    d in out for d in va.reaching_defs(last, g.reg.name))):
+                return True
+            work.extend(deps.get(b, ()))
+        return False
+
+    changed = True
+    while changed:
+        changed = False
+        for idx in sorted(multi - out):
+            if under_divergent_branch(idx):
+                out.add(idx)
+                changed = True
+        work = list(out)
+        while work:
+            d = work.pop()
+            for r in va.defined_by(d):
+                for u in readers.get(r.name, ()):
+                    if u not in out and d in va.reaching_defs(insts[u], r.name):
+                        out.add(u)
+                        work.append(u)
+                        changed = True
+    hit = ctx.__dict__["_divergent_defs"] = frozenset(out)
+    return hit

@@ -485,4 +485,73 @@ def is_lane_fact(key) -> bool:
     return isinstance(key, tuple) and bool(key) and key[0] == "tid"
 
 
-__all__ = ["GuardOracle", "ThreadModel", "WarpClass", "is_lane_fact", "normalize", "thread_model", "_CMP"]
+__all__ = ["GuardOracle", "ThreadModel", "UNKNOWN_LANES", "WarpClass", "is_lane_fact", "depends_on", "lane_counts", "lanes_on_path",
+           "normalize",
+           "thread_model", "_CMP"]
+
+
+#: ``lanes_on_path`` when a path's facts involve a predicate that may differ between the threads of a warp in a
+#: way the analysis cannot evaluate (a value loaded per thread, a combination of thread and opaque tests).
+UNKNOWN_LANES = -1
+
+
+def lanes_on_path(klass: WarpClass, facts: frozenset, nonuniform: frozenset) -> int:
+    """The most threads of one warp of ``klass`` that satisfy every thread predicate among a path's ``facts``
+    (``(("tid", e), value)`` facts, ``elect.sync`` included: ``("elect",)`` holds on one lane), counting only
+    threads of the CTA (``klass.n_threads``): 32 for a path with no lane test, 1 under ``elect.sync`` or
+    ``%tid.x == 0``.  ``UNKNOWN_LANES`` when a fact that is not a thread predicate depends on one of the
+    definitions ``nonuniform`` (instruction indices whose value may differ between threads: ``control.
+    divergent_defs``) or mixes a thread predicate with other values: which lanes satisfy it cannot be evaluated.
+    Units: threads (PTX ISA §10.1 ``%tid``, §10.3 ``%laneid``)."""
+    counts = lane_counts(klass, facts, nonuniform)
+    return UNKNOWN_LANES if counts is None else max(counts, default=0)
+
+
+def lane_counts(klass: WarpClass, facts: frozenset, nonuniform: frozenset) -> tuple[int, ...] | None:
+    """Per warp of ``klass`` (in ``klass.warps`` order), how many of its threads satisfy the thread predicates of
+    a path's ``facts``; None where ``lanes_on_path`` says ``UNKNOWN_LANES``."""
+    lane: list[tuple[tuple, bool]] = []
+    for key, val in facts:
+        if is_lane_fact(key):
+            lane.append((key[1], val))
+            continue
+        if not isinstance(key, tuple) or not key or key[0] == "regval":
+            continue  # a register's value on the path: no condition on the thread by itself
+        if _mentions_tid(key) or depends_on(key, nonuniform):
+            return None
+    out = []
+    for w in klass.warps:
+        lo, hi = w * 32, min(w * 32 + 32, klass.n_threads)
+        ok = [True] * (hi - lo)
+        for expr, val in lane:
+            for i, v in enumerate(eval_tid(expr, range(lo, hi))):
+                if bool(v) != val:
+                    ok[i] = False
+        out.append(sum(ok))
+    return tuple(out)
+
+
+def _mentions_tid(v, depth: int = 0) -> bool:
+    if not isinstance(v, tuple) or not v or depth > 12:
+        return False
+    if v[0] == "tid":
+        return True
+    return any(_mentions_tid(x, depth + 1) for x in v[1:] if isinstance(x, tuple))
+
+
+def depends_on(key, defs: frozenset) -> bool:
+    """Whether predicate key ``key`` reads one of the definitions ``defs`` (instruction indices): its opaque
+    leaves, or the reaching definitions of a ``("phi", register, definitions)`` key."""
+    if not isinstance(key, tuple) or not key:
+        return False
+    if key[0] == "phi":
+        return any(d in defs for d in key[2])
+    if key[0] == "opq":
+        if isinstance(key[1], tuple) and key[1] and key[1][0] == "sreg":
+            return key[1][1].startswith("%tid")  # %tid.y/z; %warpid, %smid, %clock are one value per warp
+        return _dep_index(key[1]) in defs
+    if key[0] == "mem":
+        # launch data (``cross_warp_facts``): at a CTA-uniform address, or at one known to that load only
+        inner = key[1]
+        return isinstance(inner, tuple) and len(inner) == 2 and inner[0] == "load" and inner[1] in defs
+    return any(depends_on(x, defs) for x in key[1:] if isinstance(x, tuple))

@@ -358,8 +358,14 @@ class ValueAnalysis:
             g = 0
             k = 0
             for inst in blk.instructions:
+                # a predicated definition (``@%p mov %r, 1``) writes only where its guard holds: the earlier
+                # definitions still reach past it (CUTLASS's ``elect_one_sync``: ``mov %r, 0; @%px mov %r, 1``)
+                keeps = inst.guard is not None
                 for r in self._defs_by_inst[inst.index]:
                     if r.name in multi:
+                        if keeps:
+                            g |= bit[(inst.index, r.name)]
+                            continue
                         k |= reg_mask[r.name]
                         g = (g & ~reg_mask[r.name]) | bit[(inst.index, r.name)]
             gen[bid] = g
@@ -395,7 +401,7 @@ class ValueAnalysis:
                         self.reach[(inst.index, r.name)] = tuple(ds)
                 for r in self._defs_by_inst[inst.index]:
                     if r.name in multi:
-                        cur = (cur & ~reg_mask[r.name]) | bit[(inst.index, r.name)]
+                        cur = (cur if inst.guard is not None else cur & ~reg_mask[r.name]) | bit[(inst.index, r.name)]
 
     # ---- values ---------------------------------------------------------------------------------------------
     def reg_value(self, inst: Instruction, reg: Reg):
@@ -450,6 +456,19 @@ class ValueAnalysis:
         return _add(base, ("c", a.offset), inst.index) if a.offset else base
 
     # ---- uniformity ---------------------------------------------------------------------------------------
+    def reaching_defs(self, inst: Instruction, name: str) -> tuple[int, ...]:
+        """Indices of the definitions of register ``name`` that reach ``inst`` (a predicated definition does not
+        hide the earlier ones)."""
+        return self._reaching(inst, name)
+
+    def defined_by(self, index: int) -> tuple[Reg, ...]:
+        """The registers instruction ``index`` writes."""
+        return self._defs_by_inst[index]
+
+    def has_one_def(self, name: str) -> bool:
+        """Whether register ``name`` has a single definition in the function."""
+        return name in self.single_def
+
     def _reaching(self, inst: Instruction, name: str) -> tuple:
         d = self.single_def.get(name)
         if d is not None:

@@ -1,0 +1,350 @@
+"""Issue and mbarrier rules of issue 24: single-thread issue (TM314), peer barriers addressed in the local form
+(TM310), arrivals beyond a phase's count (TM311), and multicast targets recycled before their phase (TM312).
+
+Sources: PTX ISA 9.0 Table 46 (``#tcgen05-ops-execution-granularity``), §9.7.13.15 (``#parallel-synchronization-
+and-communication-instructions-mbarrier``), §9.7.9.22 (``mapa``), reference §3.1."""
+
+from __future__ import annotations
+
+from tmemlint.checks.registry import rule
+
+#: tcgen05 instructions with single-thread semantics (PTX ISA Table 46): each thread that executes one issues it.
+SINGLE_THREAD = ("tcgen05.mma", "tcgen05.cp", "tcgen05.shift", "tcgen05.commit")
+
+
+@rule("TM314", "single-issue-guard", "error",
+      "a single-thread tcgen05 mma/cp/shift/commit whose guard can hold for more than one thread of a warp")
+def single_issue_guard(ctx):
+    """PTX ISA 9.0 Table 46 (``#tcgen05-ops-execution-granularity``): ``tcgen05.mma``, ``cp``, ``shift`` and
+    ``commit`` are issued by a single thread; executed by several lanes of a warp, each lane issues its own
+    operation (32 MMAs into the same accumulator, 32 arrivals of the commit).
+
+    Followed on the paths of each warp class (the happens-before model's per-class fact sets, ``ctx.sync``): at each
+    such instruction, the thread predicates of the path and of its own guard (``elect.sync``, ``%tid.x``/``%laneid``
+    tests, a role entered by a thread test) are evaluated for the 32 lanes of every warp of the class
+    (``threads.lanes_on_path``).  Reported when more than one lane satisfies them on some path.  Nothing is said
+    when a path's facts involve a per-thread value the analysis cannot evaluate, when a class has too many paths
+    there, or in a ``.func`` (its caller's lane test is not visible)."""
+    from tmemlint.analysis.control import divergent_defs
+    from tmemlint.analysis.threads import UNKNOWN_LANES, lanes_on_path
+
+    if not ctx.function.is_entry:
+        return
+    insts = [i for i in ctx.function.instructions if i.op == "tcgen05" and i.family in SINGLE_THREAD]
+    if not insts:
+        return
+    nonuniform = divergent_defs(ctx)
+    for inst in insts:
+        worst = None
+        for klass in ctx.threads.classes:
+            sets = ctx.sync.fact_sets(klass, inst)
+            if sets is None:
+                continue  # too many paths reach it: not decided
+            for facts in sets:
+                n = lanes_on_path(klass, facts, nonuniform)
+                if n != UNKNOWN_LANES and n > 1 and (worst is None or n > worst[0]):
+                    worst = (n, klass)
+        if worst is None:
+            continue
+        n, klass = worst
+        what = inst.family.split(".", 1)[1]
+        ctx.report("TM314", inst, f"tcgen05.{what} has single-thread semantics, but on some path of {klass!r} up to "
+                                  f"{n} lanes of a warp execute it (no elect.sync, lane or thread-index test "
+                                  f"confines it to one thread): each lane issues its own {what}")
+
+
+@rule("TM310", "remote-barrier-local-form", "error",
+      "an mbarrier operation in the .shared/.shared::cta form on a peer CTA's barrier address (from mapa)")
+def remote_barrier_local_form(ctx):
+    """PTX ISA 9.0 §9.7.13.15 (``#parallel-synchronization-and-communication-instructions-mbarrier``) and §5.1.7:
+    a ``.shared::cta`` (or ``.shared``) address names the executing CTA's own shared memory; an address from
+    ``mapa`` (§9.7.9.22) is in the cluster's window and names a peer CTA's variable.  Only arrive, expect_tx and
+    complete_tx may act on a peer's barrier, through ``.shared::cluster`` (or a generic address) with ``_`` as
+    destination; init, inval, try_wait, test_wait, pending_count and ``cp.async.mbarrier.arrive`` never may, in
+    any form (reference §3.1).
+
+    The barrier operand is followed back through register copies and offset additions (``mbarriers.mapa_origin``)
+    on every reaching definition; a ``mapa`` onto ``%cluster_ctarank`` (the CTA itself) does not count."""
+    from tmemlint.analysis.mbarriers import CLUSTER, LOCAL, NEVER_REMOTE, mapa_origin, mbarrier_op
+
+    va = ctx.values
+    for inst in ctx.function.instructions:
+        if inst.op not in ("mbarrier", "cp"):
+            continue
+        m = mbarrier_op(inst)
+        if m is None:
+            continue
+        never = m.kind in NEVER_REMOTE or m.kind == "cp.async.mbarrier.arrive"
+        if not never and m.space != LOCAL:
+            continue
+        if never and m.space == CLUSTER:
+            continue  # not a form ptxas accepts for these operations (reference §4)
+        src = mapa_origin(va, inst, m.operand)
+        if src is None:
+            continue
+        related = [(src, "the address of a peer CTA's barrier is made here (mapa)")]
+        kind = "mbarrier." + m.kind if m.kind != "cp.async.mbarrier.arrive" else m.kind
+        if never:
+            ctx.report("TM310", inst, f"{kind} on a peer CTA's barrier (its address comes from mapa at line "
+                                      f"{src.span.line}): a wait, init, inval or cp.async arrive acts only on the "
+                                      f"executing CTA's own barriers, in any state space", related)
+        else:
+            ctx.report("TM310", inst, f"{kind} in the .shared::cta state space on a peer CTA's barrier (its address "
+                                      f"comes from mapa at line {src.span.line}): the .shared::cta form addresses "
+                                      f"this CTA's own window; a remote arrive needs .shared::cluster and `_` as "
+                                      f"destination", related)
+
+
+@rule("TM311", "arrive-count-overflow", "error",
+      "more arrivals reach an mbarrier phase than its expected count (a warp-wide arrive on a count-1 barrier)")
+def arrive_count_overflow(ctx):
+    """PTX ISA 9.0 §9.7.13.15 (``#parallel-synchronization-and-communication-instructions-mbarrier``): a phase
+    completes when its pending arrival count reaches zero, and the count is then reset to the expected count
+    (``mbarrier.init``); arrivals beyond it count toward the next phases with no wait observing them, which the
+    ISA does not allow: phases complete early and the parity can end where it started (reference §3.1).
+
+    Counted for one dynamic execution of each arrive site (``mbarriers.arrive_site``) by one warp class: the
+    threads of the class's warps whose path facts reach it (``threads.lane_counts``; the block size declared, else
+    one warp), times the arrivals per thread, times the CTAs of the cluster that send to the same peer for a
+    ``mapa`` arrive (``cluster.PairRoles.senders``).  Reported when that exceeds the barrier's expected count
+    (``mbarriers.expected_counts``: one constant init count, no ``arrive_drop``).  Silent when the count, the
+    barrier or the threads cannot be known.  A commit's lanes beyond the first in a warp are TM314's (one root
+    cause, one finding)."""
+    from tmemlint.analysis.cluster import PairRoles
+    from tmemlint.analysis.control import divergent_defs
+    from tmemlint.analysis.mbarriers import arrive_site, expected_counts
+    from tmemlint.analysis.threads import is_lane_fact, lane_counts
+
+    fn = ctx.function
+    if not fn.is_entry:
+        return  # a .func's threads are its caller's
+    va = ctx.values
+    counts = expected_counts(va, fn.instructions)
+    if not counts:
+        return
+    nonuniform = divergent_defs(ctx)
+    roles = None
+    for inst in fn.instructions:
+        if inst.op not in ("mbarrier", "cp", "tcgen05"):
+            continue
+        site = arrive_site(va, inst)
+        if site is None or site.per_thread is None or not site.key.exact or site.key not in counts:
+            continue
+        expected, init = counts[site.key]
+        worst = None
+        # the classes that reach the site on a path chosen by no CTA-uniform condition: they all get there, in
+        # the same round, so their threads add up (a class that reaches it only under some condition does not)
+        together: list = []
+        for klass in ctx.threads.classes:
+            unconditional = 0
+            sets = ctx.sync.fact_sets(klass, inst)
+            if sets is None:
+                continue
+            for facts in sets:
+                per_warp = lane_counts(klass, facts, nonuniform)
+                if per_warp is None:
+                    continue
+                if site.commit:
+                    per_warp = tuple(min(n, 1) for n in per_warp)
+                threads = sum(per_warp) if klass.size_known else max(per_warp, default=0)
+                ctas = 1
+                if site.remote is not None:
+                    if roles is None:
+                        roles = PairRoles(fn, va)
+                    rank = site.remote.operands[2]
+                    ctas = roles.senders(facts, va.value(site.remote, rank))
+                total = threads * site.per_thread * ctas
+                if total > expected and (worst is None or total > worst[0]):
+                    worst = (total, klass, threads, ctas)
+                if site.remote is None and all(is_lane_fact(k) or k[0] == "regval" for k, _ in facts):
+                    unconditional = max(unconditional, threads)
+            if unconditional:
+                together.append((klass, unconditional))
+        if len(together) > 1:
+            threads = sum(n for _, n in together)
+            total = threads * site.per_thread
+            if total > expected and (worst is None or total > worst[0]):
+                worst = (total, " and ".join(repr(k) for k, _ in together), threads, 1)
+        if worst is None:
+            continue
+        total, klass, threads, ctas = worst
+        who = f"{threads} thread{'s' if threads != 1 else ''} of {klass if isinstance(klass, str) else repr(klass)}"
+        if site.per_thread != 1:
+            who += f" × {site.per_thread} arrivals each"
+        if ctas > 1:
+            who += f", in each of {ctas} CTAs of the cluster,"
+        name = site.key.ident[0]
+        ctx.report("TM311", inst, f"{total} arrivals on mbarrier {name} in one phase ({who} execute this), but it "
+                                  f"was initialised with an expected count of {expected} at line {init.span.line}: "
+                                  f"the surplus completes the next phases with no wait observing them",
+                   [(init, f"expected arrival count {expected}")])
+
+
+@rule("TM312", "commit-target-recycled", "error",
+      "an mbarrier a multicast commit or remote arrive targets is invalidated, re-initialised or abandoned by "
+      "exit before its CTA waited for it")
+def commit_target_recycled(ctx):
+    """PTX ISA 9.0 §9.7.16.8.4 (``#tcgen05-instructions-tcgen05-commit``): ``tcgen05.commit …
+    .multicast::cluster`` arrives on the barrier at the same offset in every CTA of the mask when the committed
+    operations complete, later than its issue; a remote ``mbarrier.arrive`` (§9.7.13.15) acts on the peer's barrier
+    when it lands.  A barrier that is invalidated (``mbarrier.inval``), initialised again, or whose CTA has exited
+    (its shared memory released) before that arrival is an arrive on an object that no longer exists: undefined
+    behaviour, and a cluster barrier after the commit's issue does not cover the commit's completion.
+
+    For each such target barrier, the threads that retire it (an inval, an init that may run after a sending
+    instruction, the exits) must have waited on that barrier before, themselves on every path (a simulation per
+    warp class), or after a wait of another class on it that the happens-before model (``ctx.sync``) orders
+    before them.  A CTA's exit is covered when one class is.  Reported at the inval/init, or at the sending
+    instruction for the exits; silent when the model cannot decide."""
+    from tmemlint.analysis.control import can_reach
+    from tmemlint.analysis.mbarriers import barrier_key, cluster_targets, mbarrier_op
+
+    fn = ctx.function
+    if not fn.is_entry:
+        return
+    va = ctx.values
+    insts = fn.instructions
+    targets = cluster_targets(va, insts)
+    if not targets:
+        return
+    exits = [i for i in insts if i.op in ("ret", "exit")]
+    for key, senders in sorted(targets.items(), key=lambda kv: kv[1][0].index):
+        waits = []
+        retire = []
+        for inst in insts:
+            m = mbarrier_op(inst) if inst.op == "mbarrier" else None
+            if m is None or not barrier_key(va, inst, m.operand).may_alias(key):
+                continue
+            if m.kind in ("try_wait", "test_wait"):
+                waits.append(inst)
+            elif m.kind == "inval" or (m.kind == "init" and any(can_reach(ctx, s, inst) for s in senders)):
+                retire.append(inst)
+        watched = {i.index for i in waits + retire + exits}
+        waited_at, unwaited = _waited_before(ctx, key, watched)
+
+        remote_only = all(x.op == "mbarrier" for x in senders)
+
+        def safe(at, kb) -> bool | None:
+            """Whether ``kb`` has waited on ``key`` before every execution of ``at`` (or, for remote arrives, which
+            take effect when issued, is ordered after every one of them: a cluster barrier after the arrive)."""
+            if waited_at.get((id(kb), at.index)) is True:
+                return True
+            verdict: bool | None = False
+            if remote_only:
+                answers = [ctx.sync.must_happen_before(x, ka, at, kb) for x in senders
+                           for ka in ctx.threads.classes if ctx.sync.executes(ka, x)]
+                if answers and all(a is True for a in answers):
+                    return True
+                if None in answers:
+                    verdict = None
+            for w in waits:
+                for kw in ctx.threads.classes:
+                    if not ctx.sync.executes(kw, w):
+                        continue
+                    r = ctx.sync.must_happen_before(w, kw, at, kb)
+                    if r is True:
+                        return True
+                    if r is None:
+                        verdict = None
+            return verdict
+
+        name = key.ident[0]
+        for inst in retire:
+            for kb in ctx.threads.classes:
+                if not ctx.sync.executes(kb, inst) or safe(inst, kb) is not False:
+                    continue
+                what = "invalidated" if inst.parts[1] == "inval" else "initialised again"
+                s = senders[0]
+                ctx.report("TM312", inst, f"mbarrier {name} is {what} here by {kb!r}, which has not waited on it "
+                                          f"since the {s.family if s.op == 'tcgen05' else 'remote arrive'} at line "
+                                          f"{s.span.line} that arrives on it from another CTA: that arrival can "
+                                          f"land after this", [(s, "arrives on this barrier in every CTA it targets")])
+                break
+        # the exits: the CTA a sender targets is gone once all its threads exit; it is covered when some class
+        # waits on the barrier before its exit on every path that can run alongside the sender's (uniform facts
+        # that agree, the CTA's identity left out: the sender runs in another CTA)
+        if remote_only:
+            continue  # a remote arrive takes effect when issued: a cluster barrier after it covers it (TM111's)
+        for s in senders:
+            hit = _abandoning_path(ctx, s, exits, unwaited)
+            if hit is not None:
+                ctx.report("TM312", s, f"the arrival of this multicast commit on mbarrier {name} can land after a CTA "
+                                       f"it targets has exited: on a path that runs with this one, no warp waits on "
+                                       f"{name} before its exit (a cluster barrier after the commit's issue does not "
+                                       f"cover its completion)", [(hit, "exits here without waiting on it")])
+                break
+
+
+def _abandoning_path(ctx, sender, exits, unwaited: dict):
+    """An exit instruction such that, on a path of ``sender``'s class through it, every warp class that exits has
+    a path to an exit that did not wait (``unwaited``: ``(id(class), exit index) → fact sets``) and whose uniform
+    facts, other than the CTA's identity, agree with the sender's; None when there is none or it cannot be told."""
+    from tmemlint.analysis.cluster import mentions_identity
+    from tmemlint.analysis.control import divergent_defs
+    from tmemlint.analysis.lifecycle import consistent_choice_facts
+    from tmemlint.analysis.threads import depends_on, is_lane_fact, undecidable_pair
+
+    per_thread = divergent_defs(ctx)
+
+    def strip(f):
+        """The facts that hold for the whole CTA: no thread predicates, register values of the path, values that
+        differ per thread (a spin loop's try_wait result), or the CTA's identity."""
+        return frozenset(x for x in f if not is_lane_fact(x[0]) and x[0][0] != "regval"
+                         and not mentions_identity(x[0]) and not depends_on(x[0], per_thread))
+
+    for ka in ctx.threads.classes:
+        sets = ctx.sync.fact_sets(ka, sender)
+        if not sets:
+            continue
+        for fa in sets:
+            fa = strip(fa)
+            witness = None
+            for kb in ctx.threads.classes:
+                mine = [e for e in exits if ctx.sync.executes(kb, e)]
+                if not mine:
+                    continue
+                found = None
+                for e in mine:
+                    for fb in unwaited.get((id(kb), e.index), ()):
+                        fb = strip(fb)
+                        if consistent_choice_facts([fa, fb]) and not undecidable_pair(fa, fb):
+                            found = e
+                            break
+                    if found is not None:
+                        break
+                if found is None:
+                    witness = None
+                    break
+                witness = witness or found
+            if witness is not None:
+                return witness
+    return None
+
+
+def _waited_before(ctx, key, watched: set[int]) -> tuple[dict, dict]:
+    """``(every, unwaited)``: ``every`` maps ``(id(class), instruction index) → True`` where every path of the class
+    reaching the instruction (one of ``watched``) has waited on barrier ``key`` (``mbarrier.try_wait`` /
+    ``test_wait``) before it; ``unwaited`` maps the same pairs to the cross-warp fact sets of the paths that have
+    not (one simulation per warp class)."""
+    from tmemlint.analysis.mbarriers import barrier_key, mbarrier_op
+    from tmemlint.analysis.threads import cross_warp_facts
+
+    va = ctx.values
+    out: dict = {}
+    unwaited: dict = {}
+
+    def transfer(waited, inst):
+        if waited or inst.op != "mbarrier":
+            return waited
+        m = mbarrier_op(inst)
+        return m is not None and m.kind in ("try_wait", "test_wait") and barrier_key(va, inst, m.operand).may_alias(key)
+
+    def observe(klass, waited, inst, facts):
+        if inst.index in watched:
+            k = (id(klass), inst.index)
+            out[k] = bool(waited) and out.get(k, True)
+            if not waited:
+                unwaited.setdefault(k, set()).add(cross_warp_facts(va, facts))
+
+    ctx.simulate(transfer, False, observe, relevant=lambda i: i.index in watched or i.op == "mbarrier")
+    return out, unwaited
