@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tmemlint.analysis.values import defined_regs, used_regs
+from tmemlint.checks.context import Grouping
 from tmemlint.checks.registry import rule
 from tmemlint.ir import Reg
 
@@ -427,7 +428,11 @@ def tmem_reuse_before_wait_ld(ctx):
                             f"{ld.span.line} may still be reading TMEM",
                 "dealloc": f"tcgen05.dealloc frees columns that the tcgen05.ld at line {ld.span.line} may still "
                            f"be reading"}[what]
-        ctx.report("TM302", inst, text + " (no tcgen05.wait::ld in between)", [(ld, "tcgen05.ld issued here")])
+        place = {"overwrite": f"{inst.family} overwrites its columns", "handover": f"hand-over ({inst.opcode})",
+                 "dealloc": "tcgen05.dealloc frees its columns"}[what]
+        ctx.report("TM302", inst, text + " (no tcgen05.wait::ld in between)", [(ld, "tcgen05.ld issued here")],
+                   group=Grouping(("ld", ld.index), ld, "no tcgen05.wait::ld after this tcgen05.ld, which may still be "
+                                  "reading TMEM at {n} later place{s} needing its completion", place))
 
 
 @rule("TM303", "st-not-waited", "error",
@@ -442,7 +447,11 @@ def st_not_waited(ctx):
                             f"{st.span.line} may still be writing TMEM",
                 "dealloc": f"tcgen05.dealloc frees columns that the tcgen05.st at line {st.span.line} may still be "
                            f"writing"}[what]
-        ctx.report("TM303", inst, text + " (no tcgen05.wait::st in between)", [(st, "tcgen05.st issued here")])
+        place = {"access": f"{inst.family} reads its columns", "handover": f"hand-over ({inst.opcode})",
+                 "dealloc": "tcgen05.dealloc frees its columns"}[what]
+        ctx.report("TM303", inst, text + " (no tcgen05.wait::st in between)", [(st, "tcgen05.st issued here")],
+                   group=Grouping(("st", st.index), st, "no tcgen05.wait::st after this tcgen05.st, which may still be "
+                                  "writing TMEM at {n} later place{s} needing its completion", place))
 
 
 @rule("TM304", "accumulator-read-before-complete", "error",
