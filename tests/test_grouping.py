@@ -64,6 +64,11 @@ def test_sarif_and_json_carry_the_places(tmp_path):
     steps = res["codeFlows"][0]["threadFlows"][0]["locations"]
     assert [s["location"]["physicalLocation"]["region"]["startLine"] for s in steps] == [ST, ARRIVE, ARRIVE + 1,
                                                                                          ARRIVE + 2]
+    out = CliRunner().invoke(app, ["check", "--isolated", "--no-cache", "--select", "TM303", "--format", "json",
+                                   str(k)]).stdout
+    (f,) = json.loads(out)
+    assert [(s["line"], s["message"]) for s in f["flow"]] == [(ST, "tcgen05.st issued here")] + [
+        (ARRIVE + i, "hand-over (mbarrier.arrive.release.cta.shared::cta.b64)") for i in range(3)]
 
 
 def test_ptx_instructions_of_one_source_line_are_one_finding_there(tmp_path, monkeypatch):
