@@ -27,6 +27,7 @@ CASES = {
     "ptx/tm309_remote_release_scope_bad.ptx": [(66, 2, 48, "TM309", "warning"), (75, 2, 60, "TM309", "warning")],
     "ptx/tm309_acquire_cta_wait_bad.ptx": [(73, 2, 60, "TM309", "warning")],
     "ptx/tm309_relayed_cp_async_bad.ptx": [(78, 2, 48, "TM309", "error")],
+    "ptx/tm309_relaxed_generic_bad.ptx": [(63, 2, 64, "TM309", "error")],
 }
 
 

@@ -440,7 +440,7 @@ def remote_release_scope(ctx):
             scope = "cluster" if cluster else "cta"
             error = what == RELAYED_CP_ASYNC or (relaxed and what in (GENERIC, RELAYED_CP_ASYNC))
             if error and relaxed:
-                why = "no release at all (no fence.acq_rel.cluster before it)"
+                why = "no release at all: no fence.acq_rel.cluster before it"
             elif error:
                 why = "a CTA-scope release of a cp.async completion observed at CTA scope"
             else:
