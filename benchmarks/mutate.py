@@ -955,8 +955,14 @@ class Result:
     excerpt: list[str] = field(default_factory=list)
 
 
+def lint_options() -> Options:
+    """The default rules plus TM301 (info, off by default since the rules catalog's severity policy): the benchmark
+    seeds TM301's fault class too, so it checks that rule as a user who enables it would."""
+    return Options(codes={c for c, r in load_all().items() if r.enabled} | {"TM301"})
+
+
 def original_findings(text: str, name: str) -> list[Finding]:
-    return lint_text(text, name, Options())
+    return lint_text(text, name, lint_options())
 
 
 _COVERS = re.compile(r"covers columns \[(\d+), (\d+)\)")
@@ -983,7 +989,7 @@ def evaluate(m: Mutant, fa_lines: list[str], orig: list[Finding], use_ptxas: boo
             res.status = "rejected"
             res.ptxas = err
             return res
-    found = lint_text(ap.text, m.source.name, Options())
+    found = lint_text(ap.text, m.source.name, lint_options())
     touched = set(m.edits.replace) | set(m.edits.delete)
     orig_keys = {(f.code, f.line) for f in orig}
     orig_err = {(f.code, f.line) for f in orig if f.severity is Severity.ERROR}

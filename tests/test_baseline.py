@@ -31,7 +31,7 @@ def test_write_baseline_file(kernel, tmp_path):
     assert (r.exit_code, r.stdout, r.stderr) == (0, "", "tmemlint: wrote 2 findings to base.json\n")
     data = json.loads((tmp_path / "base.json").read_text())
     fps = [f.fingerprint for f in lint_text(NCOLS_96, "src/k.ptx", Options({"TM102"}))]
-    assert data == {"tool": "tmemlint", "version": 1, "fingerprint": FINGERPRINT_KEY, "findings": sorted([
+    assert data == {"tool": "tmemlint", "version": 2, "fingerprint": FINGERPRINT_KEY, "findings": sorted([
         {"path": "src/k.ptx", "code": "TM102", "fingerprint": fps[0],
          "message": "tcgen05.alloc column count 96 is not a power of two (nCols must be a power of two in [32, 512])"},
         {"path": "src/k.ptx", "code": "TM102", "fingerprint": fps[1],

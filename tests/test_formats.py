@@ -108,11 +108,11 @@ def test_json_schema_unchanged(kernel):
         {"path": "k.ptx", "line": 16, "column": 2, "end_line": 16, "end_column": ALLOC_END_COLUMN, "code": "TM102",
          "name": "invalid-ncols", "severity": "error", "message": TM102_ALLOC, "related": [],
          "url": "https://github.com/tmemlint/tmemlint/blob/v0.3.0/rules/TM102-invalid-ncols.md", "function": "k",
-         "function_demangled": "k", "fingerprint": fp[0]},
+         "function_demangled": "k", "fingerprint": fp[0], "flow": []},
         {"path": "k.ptx", "line": 18, "column": 2, "end_line": 18, "end_column": DEALLOC_END_COLUMN,
          "code": "TM102", "name": "invalid-ncols", "severity": "error", "message": TM102_DEALLOC, "related": [],
          "url": "https://github.com/tmemlint/tmemlint/blob/v0.3.0/rules/TM102-invalid-ncols.md", "function": "k",
-         "function_demangled": "k", "fingerprint": fp[1]},
+         "function_demangled": "k", "fingerprint": fp[1], "flow": []},
     ]
 
 

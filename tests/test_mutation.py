@@ -107,7 +107,7 @@ TM401_CASES = [
 def _check(name, fault, anchor, code, lines):
     fa, orig, m = _mutant(name, fault, anchor)
     ap = mutate.apply_edits(fa.lines, m.edits)
-    found = {(f.code, f.line) for f in lint_text(ap.text, fa.src.name)}
+    found = {(f.code, f.line) for f in lint_text(ap.text, fa.src.name, mutate.lint_options())}
     missing = [ln for ln in lines if (code, ln) not in found]
     assert not missing, f"{m.description}: {code} missing at {missing}; got {sorted(found)}"
     res = mutate.evaluate(m, fa.lines, orig, use_ptxas=False)

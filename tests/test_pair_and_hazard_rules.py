@@ -1,6 +1,7 @@
 """Issue 15's rules on their fixtures, with the severity and the column range each finding must have (the fixture
 comparison of test_fixtures checks code and line only): TM307 is an error from another warp class and a warning from
-the MMA's own thread; TM112, TM308 and TM309 are errors. Plus the CTA-pair model of analysis/cluster on its own."""
+the MMA's own thread; TM112 and TM308 are errors; TM309 is a warning (a CTA-scope remote arrive, or the leader's CTA-scope
+wait), an error for the relayed cp.async completion (CUTLASS #3324). Plus the CTA-pair model of analysis/cluster on its own."""
 
 from __future__ import annotations
 
@@ -22,7 +23,11 @@ CASES = {
         [(line, 2, 67, "TM112", "error") for line in (173, 183, 193, 203)] + [(210, 2, 104, "TM112", "error")],
     "nvcc/tm112_pair_issue_not_leader_bad.cu": [(62, 21, 76, "TM112", "error"), (65, 19, 117, "TM112", "error")],
     "nvcc/tm308_cross_warp_race_bad.ptx": [(78, 2, 54, "TM308", "error")],
-    "nvcc/tm309_remote_release_scope_bad.ptx": [(237, 2, 50, "TM309", "error")],
+    "nvcc/tm309_remote_release_scope_bad.ptx": [(237, 2, 50, "TM309", "warning")],
+    "ptx/tm309_remote_release_scope_bad.ptx": [(66, 2, 48, "TM309", "warning"), (75, 2, 60, "TM309", "warning")],
+    "ptx/tm309_acquire_cta_wait_bad.ptx": [(73, 2, 60, "TM309", "warning")],
+    "ptx/tm309_relayed_cp_async_bad.ptx": [(78, 2, 48, "TM309", "error")],
+    "ptx/tm309_relaxed_generic_bad.ptx": [(63, 2, 64, "TM309", "error")],
 }
 
 

@@ -45,6 +45,30 @@ def _expected(project: Path) -> set[tuple[str, int, str]]:
     return out
 
 
+_EXTEND = re.compile(r"//\s*tmemlint-test:\s*extend-select=([A-Z0-9, ]+)")
+
+
+def _extra(project: Path) -> set[str]:
+    """The opt-in rules a ``// tmemlint-test: extend-select=TM301`` comment in one of the project's files names
+    (as in the fixtures of ``test_fixtures``)."""
+    return {c.strip() for f in sorted(project.rglob("*")) if f.suffix in _HEADERS
+            for m in _EXTEND.finditer(f.read_text(encoding="utf-8", errors="replace"))
+            for c in m.group(1).split(",") if c.strip()}
+
+
+def _with_extra(project: Path, opts: Options) -> Options:
+    """``opts`` with the project's ``_extra`` rules added to its enabled ones."""
+    import dataclasses
+
+    from tmemlint.checks.registry import RULES
+
+    extra = _extra(project)
+    if not extra:
+        return opts
+    base = opts.codes if opts.codes is not None else {c for c, r in RULES.items() if r.enabled}
+    return dataclasses.replace(opts, codes=set(base) | extra)
+
+
 def _found(findings) -> set[tuple[str, int, str]]:
     return {(Path(os.path.normpath(f.path)).as_posix(), f.line, f.code) for f in findings}
 
@@ -60,7 +84,7 @@ def test_source_mode_meets_the_project_expectations(project, monkeypatch):
     kernel = _kernel(project).relative_to(project)
     opts = _configured(project, project / kernel)
     assert opts.include_dirs  # include-dirs of the project's tmemlint.toml
-    res = lint_file(str(kernel), options=opts)
+    res = lint_file(str(kernel), options=_with_extra(project, opts))
     assert sorted(_found(res.findings)) == sorted(_expected(project))
 
 
@@ -68,14 +92,15 @@ def test_source_mode_meets_the_project_expectations(project, monkeypatch):
 def test_the_include_folder_above_the_kernel_is_found_without_configuration(project, monkeypatch):
     monkeypatch.chdir(project)
     kernel = _kernel(project).relative_to(project)
-    assert sorted(_found(lint_file(str(kernel)).findings)) == sorted(_expected(project))
+    assert sorted(_found(lint_file(str(kernel), options=_with_extra(project, Options())).findings)) \
+        == sorted(_expected(project))
 
 
 @pytest.mark.parametrize("project", _projects())
 def test_a_folder_search_of_the_project_gives_the_same_findings(project):
     """``tmemlint .`` in the project: its headers are checked too, on their own (no finding that depends on the
     kernel around a helper), and the kernel's findings in them are reported once."""
-    out = _cli(".", cwd=project)
+    out = _cli(".", *(f"--extend-select={c}" for c in sorted(_extra(project))), cwd=project)
     got = {(p, int(n), c) for p, n, c in re.findall(r"^(\S+):(\d+):\d+: (TM\d+)", out.stdout, flags=re.M)}
     assert sorted(got) == sorted(_expected(project)), out.stdout + out.stderr
 
@@ -85,7 +110,7 @@ def test_a_folder_search_of_the_project_gives_the_same_findings(project):
 def test_compile_mode_gives_the_same_findings(project, monkeypatch):
     monkeypatch.chdir(project)
     kernel = _kernel(project).relative_to(project)
-    res = lint_file(str(kernel), options=Options(compile=True, include_dirs=("include",)))
+    res = lint_file(str(kernel), options=_with_extra(project, Options(compile=True, include_dirs=("include",))))
     assert res.error is None
     assert sorted(_found(res.findings)) == sorted(_expected(project))
 
@@ -255,7 +280,7 @@ __global__ void __launch_bounds__(128) k(float* out, float m) {
                                   "float c = sum2(r); (void)c;", "float d = __expf(r[1]); (void)d;",
                                   "__nv_bfloat162 h = __float22bfloat162_rn({r[0], r[1]}); (void)h;"])
 def test_a_loaded_register_passed_to_a_function_is_a_read(read):
-    got = lint_source(LD_KERNEL.replace("READ", read), "k.cu")
+    got = lint_source(LD_KERNEL.replace("READ", read), "k.cu", Options(codes={"TM301"}))
     assert [(f.line, f.code) for f in got] == [(17 if "sum2" not in read else 2, "TM301")]
 
 

@@ -2,13 +2,19 @@
 
 ``--write-baseline FILE`` writes::
 
-    {"tool": "tmemlint", "version": 1, "fingerprint": "tmemlint/v2",
+    {"tool": "tmemlint", "version": 2, "fingerprint": "tmemlint/v2",
      "findings": [{"path": "kernels/gemm.ptx", "code": "TM101", "fingerprint": "3f2a…", "message": "…"}, …]}
 
 ``path`` is relative to the baseline file's folder (``/`` separators), so the baseline works from any current
 folder; ``fingerprint`` is the SARIF partial fingerprint (``tmemlint.fingerprint``), so a finding stays
 baselined when lines are inserted or removed above it.  ``message`` is for people only.  ``--baseline FILE``
 drops every finding whose (path, code, fingerprint) is in FILE.
+
+Version 2 (tmemlint 0.4): TM302 and TM303 are one finding per missing ``wait::ld``/``wait::st``, at the
+``tcgen05.ld``/``tcgen05.st`` (rules catalog "Grouping"), where 0.3.0 (version 1) reported one finding per hand-over,
+overwrite or dealloc.  A version-1 baseline is read as version 2 when it has no TM302/TM303 rows (the other rules'
+fingerprints did not change); one with such rows is refused, with a message that says why and how to write it again:
+its rows name the hand-over lines, which no finding is at any more, and a fingerprint is a one-way hash of its line.
 """
 
 from __future__ import annotations
@@ -20,7 +26,9 @@ from typing import Iterable
 from tmemlint.findings import Finding
 from tmemlint.fingerprint import FINGERPRINT_KEY
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: Rules whose findings moved in format version 2 (one finding per root cause, at the st/ld).
+REGROUPED = ("TM302", "TM303")
 
 
 class BaselineError(Exception):
@@ -69,6 +77,19 @@ def read_baseline(baseline_file: str) -> set[tuple[str, str, str]]:
     if data.get("fingerprint") != FINGERPRINT_KEY:
         raise BaselineError(f"{baseline_file}: baseline uses fingerprints {data.get('fingerprint')!r}, this "
                             f"tmemlint uses {FINGERPRINT_KEY!r}; write it again with --write-baseline")
+    version = data.get("version", 1)
+    if version not in (1, FORMAT_VERSION):
+        raise BaselineError(f"{baseline_file}: baseline format version {version!r} is not known to this tmemlint "
+                            f"(it reads versions 1 and {FORMAT_VERSION}); write it again with --write-baseline")
+    if version == 1:
+        moved = sorted({row.get("code") for row in data["findings"] if isinstance(row, dict)} & set(REGROUPED))
+        if moved:
+            n = sum(1 for row in data["findings"] if isinstance(row, dict) and row.get("code") in REGROUPED)
+            raise BaselineError(f"{baseline_file}: baseline written by tmemlint 0.3 (format version 1) has {n} "
+                                f"{'/'.join(moved)} finding{'s' if n != 1 else ''}, which tmemlint now reports once "
+                                f"per missing tcgen05.wait::ld/wait::st at the tcgen05.ld/st instead of at each "
+                                f"hand-over, overwrite or dealloc, so they cannot be matched; write it again with "
+                                f"--write-baseline")
     keys = set()
     for row in data["findings"]:
         if not (isinstance(row, dict) and all(isinstance(row.get(k), str) for k in ("path", "code", "fingerprint"))):

@@ -13,6 +13,9 @@ folder, else to the current folder, else as absolute paths):
 * the PTX position stays as the first related place (``the PTX instruction``), the other related places and
   code-flow steps move the same way, and ``inlined_at`` call sites become ``called from here (inlined)``;
 * ``line N`` in the message becomes the CUDA line of PTX line N;
+* findings of one rule that move to the same source position (the PTX instructions of an unrolled loop, or the
+  inlined copies of a helper) are one finding there (rules catalog "Grouping"): related places and code-flow steps
+  are merged, and so are the affected places of a grouped finding (``Finding.group``), whose count is recounted;
 * fingerprints are those of the CUDA line (``tmemlint.fingerprint``), so a finding of ``k.ptx`` and the same
   finding of ``k.cu`` (source or compile mode) are one finding, which the CLI reports once.
 
@@ -27,7 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import MutableMapping
 
-from tmemlint.findings import Finding, Related
+from tmemlint.findings import Finding, Group, Related
 
 _FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"')
 _LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)(.*)$")
@@ -257,6 +260,7 @@ def relocate(findings: list[Finding], ptx_text: str, ptx_path: str,
     m.ptx_path = ptx_path
     out: list[Finding] = []
     moved: dict[str, list[Finding]] = {}
+    first: dict[tuple, Finding] = {}  # (path, line, column, code, function) -> the moved finding there
     for f in findings:
         got = m.place(f.line)
         if got is None:
@@ -274,8 +278,15 @@ def relocate(findings: list[Finding], ptx_text: str, ptx_path: str,
             site = m.file(name)
             if site is not None:
                 related.append(Related(site, ln, max(c, 1), "called from here (inlined)"))
-        g = Finding(path, line, col, line, end, f.code, f.name, f.severity, m.message(f.message, path), related,
-                    [m.related(s) for s in f.flow], f.function, origin=ptx_path)
+        group = None if f.group is None else Group(f.group.headline, ()).adding(m.related(r) for r in f.group.places)
+        g = Finding(path, line, col, line, end, f.code, f.name, f.severity,
+                    m.message(f.message, path) if group is None else group.message(path), related,
+                    [m.related(s) for s in f.flow], f.function, origin=ptx_path, group=group)
+        same = (path, line, col, f.code, f.function)
+        if same in first:
+            first[same].absorb(g)
+            continue
+        first[same] = g
         moved.setdefault(path, []).append(g)
         out.append(g)
     for path, group in moved.items():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cached_property
 
 from tmemlint.analysis.cfg import CFG, build_cfg
@@ -13,8 +14,22 @@ from tmemlint.analysis.threads import ThreadModel, thread_model
 from tmemlint.analysis.tmem import TmemSites, tmem_sites
 from tmemlint.analysis.values import ValueAnalysis
 from tmemlint.checks.registry import RULES
-from tmemlint.findings import Finding, Related, Severity
+from tmemlint.findings import Finding, Group, Related, Severity
 from tmemlint.ir import Function, Instruction, Module, Span
+
+
+@dataclass(frozen=True, slots=True)
+class Grouping:
+    """How ``FunctionContext.report`` merges the findings of one root cause (rules catalog "Grouping").  Reports of
+    one rule with the same ``key`` become one finding at ``at`` (the instruction that needs the missing completion,
+    e.g. the ``tcgen05.st`` with no ``wait::st``), with message ``headline`` (``{n}``: the number of affected
+    places, ``{s}``: the plural ending) followed by the places; each report's own place (its ``where``, described
+    by ``place``) becomes a related place and a code-flow step after ``at``."""
+
+    key: object
+    at: Instruction
+    headline: str
+    place: str
 
 
 class FunctionContext:
@@ -25,6 +40,7 @@ class FunctionContext:
         self.function = function
         self.path = path
         self.findings: list[Finding] = []
+        self._groups: dict[tuple, Finding] = {}  # (code, Grouping.key) -> the finding that merges them
         self.bounded: list[str] = []
 
     @cached_property
@@ -100,11 +116,30 @@ class FunctionContext:
 
     def report(self, code: str, where: Instruction | Span, message: str,
                related: list[tuple[Instruction | Span, str]] = (), flow: list[tuple[Instruction | Span, str]] = (),
-               severity: Severity | None = None):
+               severity: Severity | None = None, group: Grouping | None = None):
         """Emit a finding of rule ``code`` at ``where`` (an instruction: its whole text is the range), with the
-        rule's default severity unless ``severity`` is given (rules with two severities, e.g. TM106)."""
+        rule's default severity unless ``severity`` is given (rules with two severities, e.g. TM106).  With
+        ``group``, reports of the same root cause are merged into one finding at ``group.at`` (``Grouping``);
+        ``message`` is then not used, ``related`` places other than ``group.at`` are kept."""
         r = RULES[code]
         span = where.span if isinstance(where, Instruction) else where
+        if group is not None:
+            place = Related(self.path, span.line, span.column, group.place)
+            hit = self._groups.get((code, group.key))
+            if hit is None:
+                at = group.at.span
+                first = next((m for w, m in related if w is group.at), "the instruction that needs the completion")
+                hit = Finding(self.path, at.line, at.column, at.end_line, at.end_column, code, r.name,
+                              severity or r.severity, "", [], [self.related(group.at, first)], self.function.name,
+                              group=Group(group.headline))
+                self._groups[(code, group.key)] = hit
+                self.findings.append(hit)
+            hit.absorb(Finding(self.path, span.line, span.column, span.end_line, span.end_column, code, r.name,
+                               severity or r.severity, "",
+                               [place] + [self.related(w, m) for w, m in related if w is not group.at], [place],
+                               self.function.name, group=Group(group.headline, (place,))))
+            hit.related.sort(key=lambda x: (x.path, x.line, x.column))
+            return
         self.findings.append(Finding(
             self.path, span.line, span.column, span.end_line, span.end_column, code, r.name, severity or r.severity, message,
             [self.related(w, m) for w, m in related], [self.related(w, m) for w, m in flow], self.function.name))

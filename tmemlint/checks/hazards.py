@@ -305,38 +305,65 @@ def _cluster_fence(inst) -> bool:
         and "mbarrier_init" not in p and "proxy" not in p
 
 
+#: What ``_publishes`` found before a remote arrive: TMEM written with tcgen05.st (``TMEM``; ``TMEM_FENCED`` when a
+#: ``tcgen05.fence::before_thread_sync`` follows the writes), shared memory written through the generic proxy and
+#: made visible to the async proxy (``GENERIC``), or a ``cp.async`` completion observed through a CTA-scope wait on
+#: the local mbarrier that ``cp.async.mbarrier.arrive`` signals (``RELAYED_CP_ASYNC``, CUTLASS #3324).
+TMEM, TMEM_FENCED, GENERIC, RELAYED_CP_ASYNC = "tmem", "tmem-fenced", "generic", "relayed-cp-async"
+
+_WHAT = {TMEM: "TMEM written with tcgen05.st", TMEM_FENCED: "TMEM written with tcgen05.st",
+         GENERIC: "shared memory written for the async proxy",
+         RELAYED_CP_ASYNC: "observing cp.async completion on a local mbarrier through a CTA-scope wait"}
+
+
+def _cta_scope_wait(inst) -> bool:
+    """An mbarrier ``try_wait``/``test_wait`` without ``.cluster`` scope: ``.acquire.cta`` by default (PTX ISA
+    §9.7.13.15.16), which does not acquire what a thread of another CTA released."""
+    p = inst.parts
+    return inst.op == "mbarrier" and len(p) > 1 and p[1] in ("try_wait", "test_wait") and "cluster" not in p
+
+
 def _publishes(ctx) -> dict[int, str]:
-    """Remote arrive index → what it publishes: the arrives (through ``mapa``) that some warp class reaches after
-    writing TMEM (tcgen05.st) or, through the generic proxy, shared memory made visible to the async proxy
-    (``fence.proxy.async``), with no cluster-scope fence after those writes (``_cluster_fence``), and having read
-    no TMEM since its previous synchronization (a consumer's release after tcgen05.ld publishes nothing the peer's
-    MMA reads).  Any wait, a CTA barrier included, starts a new round: an epilogue's shared-memory staging for its
-    own TMA store, then ``bar.sync`` among the epilogue warps, then a remote arrive publishes nothing (a documented
-    limit: producers that meet at a named barrier before one of them arrives are not followed)."""
+    """Remote arrive index → what it publishes (``TMEM``, ``TMEM_FENCED``, ``GENERIC``, ``RELAYED_CP_ASYNC``): the
+    arrives (through ``mapa``) that some warp class reaches after writing TMEM (tcgen05.st) or, through the generic
+    proxy, shared memory made visible to the async proxy (``fence.proxy.async``), or after a CTA-scope wait on a
+    local mbarrier that a ``cp.async.mbarrier.arrive`` signals, with no cluster-scope fence after those writes
+    (``_cluster_fence``), and having read no TMEM since its previous synchronization (a consumer's release after
+    tcgen05.ld publishes nothing the peer's MMA reads).  Any other wait, a CTA barrier included, starts a new round:
+    an epilogue's shared-memory staging for its own TMA store, then ``bar.sync`` among the epilogue warps, then a
+    remote arrive publishes nothing (a documented limit: producers that meet at a named barrier before one of them
+    arrives are not followed)."""
     from tmemlint.analysis.order import peer_arrive_key
 
     va = ctx.values
-    remote = {i.index for i in ctx.function.instructions if peer_arrive_key(va, i) is not None}
+    insts = ctx.function.instructions
+    remote = {i.index for i in insts if peer_arrive_key(va, i) is not None}
     if not remote:
         return {}
+    cp_async_keys = [s.key for i in insts if i.op == "cp" and "mbarrier" in i.parts and "arrive" in i.parts
+                     and (s := ctx.sync.site(i)) is not None]
     out: dict[int, str] = {}
 
     def transfer(prop, inst):
         wrote_tmem, smem, read_tmem = prop
         fam, op = inst.family, inst.op
         if fam == "tcgen05.st":
-            return (True, smem, read_tmem)
+            return (1, smem, read_tmem)
         if fam == "tcgen05.ld":
             return (wrote_tmem, smem, True)
+        if fam == "tcgen05.fence" and "before_thread_sync" in "".join(inst.parts) and wrote_tmem:
+            return (2, smem, read_tmem)
         if op in _GENERIC_WRITES and ("shared" in inst.parts or "shared::cta" in inst.parts):
             return (wrote_tmem, 1, read_tmem)
         if op == "fence" and "proxy" in inst.parts and "async" in inst.parts and smem == 1:
             return (wrote_tmem, 2, read_tmem)
         if _cluster_fence(inst):
-            return (False, 0, read_tmem)
+            return (0, 0, read_tmem)
         s = ctx.sync.site(inst)
+        if s is not None and s.waits and _cta_scope_wait(inst) and any(s.key.may_alias(k) for k in cp_async_keys):
+            return (0, 3, False)
         if inst.index in remote or (s is not None and s.waits):
-            return (False, 0, False)
+            return (0, 0, False)
         return prop
 
     def observe(_k, prop, inst, _facts):
@@ -345,14 +372,16 @@ def _publishes(ctx) -> dict[int, str]:
         wrote_tmem, smem, read_tmem = prop
         if read_tmem or inst.index in out:
             return
-        if wrote_tmem:
-            out[inst.index] = "TMEM written with tcgen05.st"
+        if smem == 3:
+            out[inst.index] = RELAYED_CP_ASYNC
+        elif wrote_tmem:
+            out[inst.index] = TMEM_FENCED if wrote_tmem == 2 else TMEM
         elif smem == 2:
-            out[inst.index] = "shared memory written for the async proxy"
+            out[inst.index] = GENERIC
 
-    ctx.simulate(transfer, (False, 0, False), observe,
+    ctx.simulate(transfer, (0, 0, False), observe,
                  relevant=lambda i: i.op in ("tcgen05", "st", "stmatrix", "red", "atom", "fence", "mbarrier",
-                                             "bar", "barrier"))
+                                             "bar", "barrier", "cp"))
     return out
 
 
@@ -362,20 +391,28 @@ def _cluster_release(inst) -> bool:
     return "cluster" in inst.parts and "relaxed" not in inst.parts
 
 
-@rule("TM309", "remote-release-scope", "error",
-      "a remote mbarrier arrive with .cta or .relaxed semantics publishing data a peer's paired tcgen05 op reads")
+@rule("TM309", "remote-release-scope", "warning",
+      "data a peer CTA's paired tcgen05 op reads published with a CTA-scope remote arrive or acquired with a "
+      "CTA-scope wait")
 def remote_release_scope(ctx):
-    """PTX ISA §9.7.13.15.13 (mbarrier.arrive: ``.release`` and ``.cta`` by default) and the memory consistency
-    model (§8: a release at CTA scope is not observed by a thread of another CTA): a warp that writes data and then
-    arrives on the leader CTA's mbarrier through ``mapa`` so that the leader's ``.cta_group::2`` mma or cp reads
-    it must arrive with ``.release.cluster``.  Reported when the arrive has ``.cta`` scope or ``.relaxed``
-    semantics, the arriving warp wrote TMEM (tcgen05.st) or shared memory for the async proxy since its previous
-    synchronization and read no TMEM, and a warp of the kernel waits on that barrier and then issues a paired
-    tcgen05.mma or tcgen05.cp.  An epilogue's release of the accumulator after tcgen05.ld publishes nothing and
-    is not concerned; writes followed by a ``fence.acq_rel.cluster`` (then the arrive) are released by it."""
+    """PTX ISA §9.7.13.15.13 (mbarrier.arrive: ``.release`` and ``.cta`` by default), §9.7.13.15.16 (try_wait:
+    ``.acquire.cta`` by default) and the memory consistency model (§8: a release or acquire at CTA scope does not
+    synchronize with a thread of another CTA): a warp that writes data and then arrives on the leader CTA's mbarrier
+    through ``mapa`` so that the leader's ``.cta_group::2`` mma or cp reads it should arrive with
+    ``.release.cluster``, and the leader should wait with ``.acquire.cluster``.
+
+    Warning (rules catalog, TM309): a ``.release.cta`` arrive after TMEM or shared-memory writes, and the leader's
+    CTA-scope wait on such a barrier: CUTLASS, DeepGEMM, FlashMLA and FlashAttention-4 publish this way.  Error: a
+    ``.relaxed`` arrive after generic or cp.async data with no cluster-scope fence (no release at all), and a
+    relayed cp.async completion (a CTA-scope wait on the local mbarrier of ``cp.async.mbarrier.arrive``, then a
+    remote arrive without ``.release.cluster``: CUTLASS #3324, where the leader's 2-CTA MMA read stale B).  Never
+    reported: TMEM published with ``tcgen05.fence::before_thread_sync`` and a ``.relaxed.cluster`` arrive (the
+    ISA's canonical pattern), an epilogue's release of the accumulator after tcgen05.ld (publishes nothing), and
+    writes followed by a ``fence.acq_rel.cluster`` (then the arrive), which releases them."""
     from tmemlint.analysis.control import can_reach
     from tmemlint.analysis.order import peer_arrive_key
     from tmemlint.analysis.sync import cta_group
+    from tmemlint.findings import Severity
 
     insts = ctx.function.instructions
     paired = [i for i in insts if i.family in ("tcgen05.mma", "tcgen05.cp") and cta_group(i) == 2]
@@ -383,18 +420,45 @@ def remote_release_scope(ctx):
         return
     sync = ctx.sync
     va = ctx.values
+    reported_waits: set[int] = set()
     for idx, what in sorted(_publishes(ctx).items()):
         arrive = insts[idx]
-        if _cluster_release(arrive):
-            continue
+        relaxed = "relaxed" in arrive.parts
+        cluster = "cluster" in arrive.parts
+        if what == TMEM_FENCED and relaxed and cluster:
+            continue  # the ISA's canonical TMEM hand-over: tcgen05 fences around a .relaxed.cluster arrive/wait
         key = peer_arrive_key(va, arrive)
         waits = [i for i in insts if (s := sync.site(i)) is not None and s.waits and s.key.may_alias(key)]
-        consumer = next((p for w in waits for p in paired if can_reach(ctx, w, p)), None)
-        if consumer is None:
+        reading = [(w, p) for w in waits for p in paired if can_reach(ctx, w, p)]
+        if not reading:
             continue
-        sem = "relaxed" if "relaxed" in arrive.parts else "release"
-        scope = "cluster" if "cluster" in arrive.parts else "cta"
-        ctx.report("TM309", arrive, f"arrives on a peer CTA's mbarrier (mapa) with .{sem}.{scope} semantics after "
-                                    f"{what}: the paired {consumer.family} that waits on it reads that data, and "
-                                    f"only a .release.cluster arrive makes the writes visible to the peer CTA",
-                   [(consumer, "the paired operation that reads the data")])
+        consumer = reading[0][1]
+        failure = ("; CUTLASS #3324: the leader's 2-CTA MMA read stale B relayed this way"
+                   if what == RELAYED_CP_ASYNC else "")
+        if not _cluster_release(arrive):
+            sem = "relaxed" if relaxed else "release"
+            scope = "cluster" if cluster else "cta"
+            error = what == RELAYED_CP_ASYNC or (relaxed and what in (GENERIC, RELAYED_CP_ASYNC))
+            if error and relaxed:
+                why = "no release at all: no fence.acq_rel.cluster before it"
+            elif error:
+                why = "a CTA-scope release of a cp.async completion observed at CTA scope"
+            else:
+                why = ("formally outside the ISA's guarantees, although NVIDIA's own libraries publish this way"
+                       if not relaxed else "a .relaxed arrive without the tcgen05 fences and .cluster scope")
+            ctx.report("TM309", arrive, f"arrives on a peer CTA's mbarrier (mapa) with .{sem}.{scope} semantics "
+                                        f"after {_WHAT[what]}: the paired {consumer.family} that waits on it reads "
+                                        f"that data, and only a .release.cluster arrive makes the writes visible "
+                                        f"to the peer CTA ({why}){failure}",
+                       [(consumer, "the paired operation that reads the data")],
+                       severity=Severity.ERROR if error else Severity.WARNING)
+        for w, p in reading:
+            if w.index in reported_waits or not _cta_scope_wait(w):
+                continue
+            reported_waits.add(w.index)
+            ctx.report("TM309", w, f"waits with .acquire.cta semantics (the default of {w.parts[1]}) on the mbarrier "
+                                   f"that a peer CTA's arrive at line {arrive.span.line} publishes {_WHAT[what]} "
+                                   f"through: the paired {p.family} reads that data, and only an .acquire.cluster "
+                                   f"wait observes the peer CTA's release{failure}",
+                       [(arrive, "the peer CTA's remote arrive"), (p, "the paired operation that reads the data")],
+                       severity=Severity.WARNING)

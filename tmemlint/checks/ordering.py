@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tmemlint.analysis.values import defined_regs, used_regs
+from tmemlint.checks.context import Grouping
 from tmemlint.checks.registry import rule
 from tmemlint.ir import Reg
 
@@ -105,12 +106,14 @@ def _is_copy(inst) -> bool:
     return dst.rstrip("0123456789") == src.rstrip("0123456789") or any(p in inst.parts for p in ("b16", "b32", "b64"))
 
 
-@rule("TM301", "ld-used-before-wait", "warning",
-      "destination registers of tcgen05.ld read before tcgen05.wait::ld on some path")
+@rule("TM301", "ld-used-before-wait", "info",
+      "destination registers of tcgen05.ld read before tcgen05.wait::ld on some path (legal; off by default)",
+      enabled=False)
 def ld_used_before_wait(ctx):
     """PTX ISA §9.7.16.6.4.5 orders a true register dependency on a tcgen05.ld result in the same thread, so this
-    is legal; it is reported as a warning because the value is only guaranteed in memory-ordered uses after
-    tcgen05.wait::ld, and code that reads early is fragile under refactoring (TM302 is the hazard)."""
+    is legal: info, off by default (rules catalog: it fires on most correct production kernels).  Enabled with
+    ``--extend-select TM301`` as a portability and readability note; TM302 is the hazard (a register use does not
+    complete the load for a later overwrite, hand-over or dealloc)."""
     insts = ctx.function.instructions
     for ld, use in sorted(pending_ld_uses(ctx).items()):
         ctx.report("TM301", insts[use],
@@ -425,7 +428,11 @@ def tmem_reuse_before_wait_ld(ctx):
                             f"{ld.span.line} may still be reading TMEM",
                 "dealloc": f"tcgen05.dealloc frees columns that the tcgen05.ld at line {ld.span.line} may still "
                            f"be reading"}[what]
-        ctx.report("TM302", inst, text + " (no tcgen05.wait::ld in between)", [(ld, "tcgen05.ld issued here")])
+        place = {"overwrite": f"{inst.family} overwrites its columns", "handover": f"hand-over ({inst.opcode})",
+                 "dealloc": "tcgen05.dealloc frees its columns"}[what]
+        ctx.report("TM302", inst, text + " (no tcgen05.wait::ld in between)", [(ld, "tcgen05.ld issued here")],
+                   group=Grouping(("ld", ld.index), ld, "no tcgen05.wait::ld after this tcgen05.ld, which may still be "
+                                  "reading TMEM at {n} later place{s} needing its completion", place))
 
 
 @rule("TM303", "st-not-waited", "error",
@@ -440,7 +447,11 @@ def st_not_waited(ctx):
                             f"{st.span.line} may still be writing TMEM",
                 "dealloc": f"tcgen05.dealloc frees columns that the tcgen05.st at line {st.span.line} may still be "
                            f"writing"}[what]
-        ctx.report("TM303", inst, text + " (no tcgen05.wait::st in between)", [(st, "tcgen05.st issued here")])
+        place = {"access": f"{inst.family} reads its columns", "handover": f"hand-over ({inst.opcode})",
+                 "dealloc": "tcgen05.dealloc frees its columns"}[what]
+        ctx.report("TM303", inst, text + " (no tcgen05.wait::st in between)", [(st, "tcgen05.st issued here")],
+                   group=Grouping(("st", st.index), st, "no tcgen05.wait::st after this tcgen05.st, which may still be "
+                                  "writing TMEM at {n} later place{s} needing its completion", place))
 
 
 @rule("TM304", "accumulator-read-before-complete", "error",
