@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Callable
 from tmemlint.analysis import digraph
 from tmemlint.analysis.cfg import ABORT, ENTRY, EXIT
 from tmemlint.analysis.threads import normalize
-from tmemlint.analysis.values import TOP
+from tmemlint.analysis.values import TOP, used_regs
 from tmemlint.ir import Instruction
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -312,7 +312,6 @@ def divergent_defs(ctx: "FunctionContext") -> frozenset:
     cached = ctx.__dict__.get("_divergent_defs")
     if cached is not None:
         return cached
-    from tmemlint.analysis.values import used_regs
 
     va = ctx.values
     insts = ctx.function.instructions

@@ -6,6 +6,13 @@ and-communication-instructions-mbarrier``), §9.7.9.22 (``mapa``), reference §3
 
 from __future__ import annotations
 
+from tmemlint.analysis.cluster import PairRoles, mentions_identity
+from tmemlint.analysis.control import can_reach, divergent_defs
+from tmemlint.analysis.lifecycle import consistent_choice_facts
+from tmemlint.analysis.mbarriers import (CLUSTER, LOCAL, NEVER_REMOTE, arrive_site, barrier_key, cluster_targets,
+                                        expected_counts, mapa_origin, mbarrier_op)
+from tmemlint.analysis.threads import (UNKNOWN_LANES, cross_warp_facts, depends_on, is_lane_fact, lane_counts,
+                                      lanes_on_path, undecidable_pair)
 from tmemlint.checks.registry import rule
 
 #: tcgen05 instructions with single-thread semantics (PTX ISA Table 46): each thread that executes one issues it.
@@ -25,8 +32,6 @@ def single_issue_guard(ctx):
     (``threads.lanes_on_path``).  Reported when more than one lane satisfies them on some path.  Nothing is said
     when a path's facts involve a per-thread value the analysis cannot evaluate, when a class has too many paths
     there, or in a ``.func`` (its caller's lane test is not visible)."""
-    from tmemlint.analysis.control import divergent_defs
-    from tmemlint.analysis.threads import UNKNOWN_LANES, lanes_on_path
 
     if not ctx.function.is_entry:
         return
@@ -65,7 +70,6 @@ def remote_barrier_local_form(ctx):
 
     The barrier operand is followed back through register copies and offset additions (``mbarriers.mapa_origin``)
     on every reaching definition; a ``mapa`` onto ``%cluster_ctarank`` (the CTA itself) does not count."""
-    from tmemlint.analysis.mbarriers import CLUSTER, LOCAL, NEVER_REMOTE, mapa_origin, mbarrier_op
 
     va = ctx.values
     for inst in ctx.function.instructions:
@@ -110,10 +114,6 @@ def arrive_count_overflow(ctx):
     (``mbarriers.expected_counts``: one constant init count, no ``arrive_drop``).  Silent when the count, the
     barrier or the threads cannot be known.  A commit's lanes beyond the first in a warp are TM314's (one root
     cause, one finding)."""
-    from tmemlint.analysis.cluster import PairRoles
-    from tmemlint.analysis.control import divergent_defs
-    from tmemlint.analysis.mbarriers import arrive_site, expected_counts
-    from tmemlint.analysis.threads import is_lane_fact, lane_counts
 
     fn = ctx.function
     if not fn.is_entry:
@@ -196,8 +196,6 @@ def commit_target_recycled(ctx):
     warp class), or after a wait of another class on it that the happens-before model (``ctx.sync``) orders
     before them.  A CTA's exit is covered when one class is.  Reported at the inval/init, or at the sending
     instruction for the exits; silent when the model cannot decide."""
-    from tmemlint.analysis.control import can_reach
-    from tmemlint.analysis.mbarriers import barrier_key, cluster_targets, mbarrier_op
 
     fn = ctx.function
     if not fn.is_entry:
@@ -279,10 +277,6 @@ def _abandoning_path(ctx, sender, exits, unwaited: dict):
     """An exit instruction such that, on a path of ``sender``'s class through it, every warp class that exits has
     a path to an exit that did not wait (``unwaited``: ``(id(class), exit index) → fact sets``) and whose uniform
     facts, other than the CTA's identity, agree with the sender's; None when there is none or it cannot be told."""
-    from tmemlint.analysis.cluster import mentions_identity
-    from tmemlint.analysis.control import divergent_defs
-    from tmemlint.analysis.lifecycle import consistent_choice_facts
-    from tmemlint.analysis.threads import depends_on, is_lane_fact, undecidable_pair
 
     per_thread = divergent_defs(ctx)
 
@@ -326,8 +320,6 @@ def _waited_before(ctx, key, watched: set[int]) -> tuple[dict, dict]:
     reaching the instruction (one of ``watched``) has waited on barrier ``key`` (``mbarrier.try_wait`` /
     ``test_wait``) before it; ``unwaited`` maps the same pairs to the cross-warp fact sets of the paths that have
     not (one simulation per warp class)."""
-    from tmemlint.analysis.mbarriers import barrier_key, mbarrier_op
-    from tmemlint.analysis.threads import cross_warp_facts
 
     va = ctx.values
     out: dict = {}

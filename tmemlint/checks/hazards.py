@@ -412,7 +412,6 @@ def remote_release_scope(ctx):
     from tmemlint.analysis.control import can_reach
     from tmemlint.analysis.order import peer_arrive_key
     from tmemlint.analysis.sync import cta_group
-    from tmemlint.findings import Severity
 
     insts = ctx.function.instructions
     paired = [i for i in insts if i.family in ("tcgen05.mma", "tcgen05.cp") and cta_group(i) == 2]

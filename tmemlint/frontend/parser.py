@@ -15,6 +15,7 @@ from pathlib import Path
 from lark import Lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
+from tmemlint.frontend.split import Layout, layout
 from tmemlint.frontend.transformer import (MAX_SCOPE_DEPTH, IRBuilder, NestingTooDeep, SpacedName, _Decl,
                                           _declared_variables)
 from tmemlint.ir import Function, Module, SourcePos
@@ -218,7 +219,6 @@ def parse_text(text: str, path: str = "<string>", tmem_only: bool = False) -> Mo
     space."""
     text = normalize(text)
     if tmem_only:
-        from tmemlint.frontend.split import layout
 
         lay = layout(text)
         if lay is not None:
@@ -259,7 +259,6 @@ def parse_isolating(lay, path: str) -> tuple[Module, list[tuple[PTXSyntaxError, 
     analysed.  Returns the module and those errors (none for a text that parses).  An error outside every needed
     function (module directives, declarations, a function's header), more than ``MAX_ISOLATED`` broken functions,
     or a limit: raised as ``parse_layout`` raises it (the first error of the file)."""
-    from tmemlint.frontend.split import Layout
 
     check_code_lines(lay)
     keep = list(lay.keep)
@@ -294,7 +293,6 @@ def parse_text_isolating(text: str, path: str = "<string>", tmem_only: bool = Tr
     the module of the functions that parse and the errors of the others, each with its function's 1-based line
     range.  A text that ``split.layout`` cannot cut is parsed whole (its first error is raised, as ``parse_text``
     raises it)."""
-    from tmemlint.frontend.split import layout
 
     text = normalize(text)
     lay = layout(text, prune=tmem_only)
