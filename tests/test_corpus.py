@@ -23,10 +23,16 @@ def _files():
     return [pytest.param(p, id=f"{p.parent.name}/{p.name}") for p in out]
 
 
+#: Files of the real corpus with a known fault: file name -> its exact error findings ``(line, code)``.
+#: ``cute_dense_f16_nowait.ptx`` (CuTe DSL without ``fence_view_async_tmem_load``) frees the accumulator after
+#: loads that nothing waits for; reading their registers does not complete them (rules catalog, TM302).
+KNOWN_FAULTS = {"cute_dense_f16_nowait.ptx": [(667, "TM302")]}
+
+
 @pytest.mark.parametrize("path", _files())
 def test_no_error_on_correct_code(path):
-    errors = [f"{f.line}: {f.code} {f.message}" for f in lint_file(path).findings if f.severity is Severity.ERROR]
-    assert errors == []
+    errors = [(f.line, f.code) for f in lint_file(path).findings if f.severity is Severity.ERROR]
+    assert errors == KNOWN_FAULTS.get(path.name, [])
 
 
 def test_corpus_is_present():

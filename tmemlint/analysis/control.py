@@ -359,3 +359,38 @@ def divergent_defs(ctx: "FunctionContext") -> frozenset:
                         changed = True
     hit = ctx.__dict__["_divergent_defs"] = frozenset(out)
     return hit
+
+
+def natural_loops(ctx: "FunctionContext") -> list[frozenset]:
+    """The natural loops of the CFG: for each header (a block that dominates a predecessor, the source of a back
+    edge), the blocks that reach one of its back edges' sources without passing through the header, with the
+    header (Aho, Lam, Sethi, Ullman §9.6.6); loops with one header are merged.  Cached on ``ctx``."""
+    got = ctx.__dict__.get("_natural_loops")
+    if got is not None:
+        return got
+    g = ctx.cfg.graph
+    idom = digraph.immediate_dominators(g, ENTRY)
+
+    def dominates(h, n) -> bool:
+        while n is not None:
+            if n == h:
+                return True
+            up = idom.get(n)
+            if up == n:
+                return False
+            n = up
+        return False
+
+    bodies: dict = {}
+    for a, h in g.edges:
+        if a in idom and dominates(h, a):
+            body = bodies.setdefault(h, {h})
+            work = [a]
+            while work:
+                n = work.pop()
+                if n in body:
+                    continue
+                body.add(n)
+                work.extend(g.predecessors(n))
+    got = ctx.__dict__["_natural_loops"] = [frozenset(b) for b in bodies.values()]
+    return got

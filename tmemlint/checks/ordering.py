@@ -316,12 +316,74 @@ def _result_used_after(ctx, ld, point) -> bool:
     return any(can_reach(ctx, point, insts[u]) for r in defined_regs(ld) for u in ctx.values.uses_of(ld.index, r.name))
 
 
+def _compared_registers(ctx, branch) -> frozenset:
+    """``(register, reaching definitions)`` of each register that the ``setp`` defining ``branch``'s guard
+    compares (the predicate's single reaching definition; empty when it is not a ``setp``)."""
+    g = branch.guard
+    if g is None:
+        return frozenset()
+    va = ctx.values
+    defs = va.reaching_defs(branch, g.reg.name)
+    if len(defs) != 1:
+        return frozenset()
+    setp = ctx.function.instructions[defs[0]]
+    if setp.op != "setp":
+        return frozenset()
+    return frozenset((o.name, va.reaching_defs(setp, o.name)) for o in setp.operands[1:] if type(o) is Reg)
+
+
+def _exit_correlated(ctx, ops, wait: str):
+    """Loop exits that the flat dataflow cannot decide for a pending operation: ``{(branch block, successor):
+    {op index}}`` where the conditional branch ending ``branch block`` leaves a natural loop that holds the
+    operation and an unguarded ``wait`` (so the operation is waited if the loop goes on), and the branch's
+    comparison reads a register (with the same reaching definitions) that a comparison deciding within the
+    iteration whether the operation is issued also reads.  The software-pipelined epilogue issues the next load under ``c != last`` and
+    exits on ``c >= last``: whether a load can be pending at the exit depends on the values the counter takes,
+    which this dataflow does not track; such an operation is not carried across that exit (a documented limit:
+    no guessed error)."""
+    from tmemlint.analysis.control import control_dependences, natural_loops
+
+    cfg = ctx.cfg
+    blocks = cfg.blocks
+    deps = control_dependences(ctx)
+    loops = natural_loops(ctx)
+    waits = {cfg.block_of[i.index] for i in ctx.function.instructions if i.family == wait and i.guard is None}
+    out: dict = {}
+    g = cfg.graph
+    for op in ops:
+        home = cfg.block_of[op.index]
+        for body in loops:
+            if home not in body or not waits & body:
+                continue
+            # the comparisons that decide within an iteration whether the operation is issued: its guard, and the
+            # branches it is control dependent on whose successors all stay in the loop (not the loop's own test)
+            ctl = frozenset().union(*(_compared_registers(ctx, blocks[b].instructions[-1]) for b in deps.get(home, ())
+                                      if b in body and blocks[b].instructions
+                                      and all(n in body for n in g.successors(b))))
+            if op.guard is not None:
+                ctl |= _compared_registers(ctx, op)
+            if not ctl:
+                continue
+            for a in body:
+                last = blocks[a].instructions[-1] if a in blocks and blocks[a].instructions else None
+                if last is None or last.op != "bra" or last.guard is None:
+                    continue
+                if not _compared_registers(ctx, last) & ctl:
+                    continue
+                for n in g.successors(a):
+                    if n in blocks and n not in body:
+                        out.setdefault((a, n), set()).add(op.index)
+    return out
+
+
 def _pending_dataflow(ctx, kind: str):
     """Forward may-dataflow of unwaited tcgen05.ld (``kind="ld"``) or tcgen05.st (``"st"``) per thread.
 
     A pending operation leaves the set at an unguarded ``tcgen05.wait::<kind>`` (a guarded one clears those
-    issued under the same condition) and, for ld, when one of its destination registers is read: the register
-    dependency orders the read after the load's completion (PTX ISA §9.7.16.6.4.5).  Yields
+    issued under the same condition).  Reading a tcgen05.ld's destination registers does not complete it: the
+    register dependency orders the value, not the TMEM read, and an overwrite, hand-over or dealloc has no data
+    dependence on it (PTX ISA §9.7.16.6.4.5, reference §3.1).  A loop exit whose test is correlated with the
+    operation's own condition through a loop counter is not crossed (``_exit_correlated``).  Yields
     ``(instruction, pending op, what)`` hazards."""
     from tmemlint.analysis.idesc import ld_st_columns
     from tmemlint.analysis.sync import is_handover
@@ -343,6 +405,14 @@ def _pending_dataflow(ctx, kind: str):
     preds = {n: [p for p in cfg.graph.predecessors(n) if p in blocks] for n in order}
     out_state = {n: frozenset() for n in order}
     hazards: dict = {}
+    undecided = _exit_correlated(ctx, ops, wait)
+
+    def entry_state(n) -> set:
+        cur: set = set()
+        for p in preds[n]:
+            drop = undecided.get((p, n))
+            cur |= out_state[p] - drop if drop else out_state[p]
+        return cur
 
     def step(pending: set, inst, record: bool):
         fam = inst.family
@@ -358,11 +428,6 @@ def _pending_dataflow(ctx, kind: str):
             if fam == fam_op:
                 pending.add(inst.index)
             return
-        if kind == "ld":
-            used = {r.name for r in used_regs(inst)}
-            if used:
-                for p in [p for p in pending if info[p][2] & used]:
-                    pending.discard(p)
         if record and pending:
             what = None
             if fam == "tcgen05.dealloc":
@@ -399,7 +464,7 @@ def _pending_dataflow(ctx, kind: str):
             if seen.get(n) == stamp:
                 continue
             seen[n] = stamp
-            cur = set().union(*(out_state[p] for p in preds[n])) if preds[n] else set()
+            cur = entry_state(n)
             for inst in blocks[n].instructions:
                 step(cur, inst, False)
             fz = frozenset(cur)
@@ -408,7 +473,7 @@ def _pending_dataflow(ctx, kind: str):
                 version[n] += 1
                 changed = True
     for n in order:
-        cur = set().union(*(out_state[p] for p in preds[n])) if preds[n] else set()
+        cur = entry_state(n)
         for inst in blocks[n].instructions:
             step(cur, inst, True)
     insts = fn.instructions
