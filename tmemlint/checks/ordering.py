@@ -316,6 +316,10 @@ def _result_used_after(ctx, ld, point) -> bool:
     return any(can_reach(ctx, point, insts[u]) for r in defined_regs(ld) for u in ctx.values.uses_of(ld.index, r.name))
 
 
+#: Whether a pending tcgen05.ld's registers were read since its issue (``_pending_dataflow``'s state).
+_UNREAD, _READ = False, True
+
+
 def _compared_registers(ctx, branch) -> frozenset:
     """``(register, reaching definitions)`` of each register that the ``setp`` defining ``branch``'s guard
     compares (the predicate's single reaching definition; empty when it is not a ``setp``)."""
@@ -337,10 +341,10 @@ def _exit_correlated(ctx, ops, wait: str):
     {op index}}`` where the conditional branch ending ``branch block`` leaves a natural loop that holds the
     operation and an unguarded ``wait`` (so the operation is waited if the loop goes on), and the branch's
     comparison reads a register (with the same reaching definitions) that a comparison deciding within the
-    iteration whether the operation is issued also reads.  The software-pipelined epilogue issues the next load under ``c != last`` and
-    exits on ``c >= last``: whether a load can be pending at the exit depends on the values the counter takes,
-    which this dataflow does not track; such an operation is not carried across that exit (a documented limit:
-    no guessed error)."""
+    iteration whether the operation is issued also reads.  The software-pipelined epilogue issues the next load
+    under ``c != last`` and exits on ``c >= last``: whether a load can be pending at the exit depends on the
+    values the counter takes, which this dataflow does not track; such an operation is not carried across that
+    exit (a documented limit: no guessed error)."""
     from tmemlint.analysis.control import control_dependences, natural_loops
 
     cfg = ctx.cfg
@@ -382,7 +386,9 @@ def _pending_dataflow(ctx, kind: str):
     A pending operation leaves the set at an unguarded ``tcgen05.wait::<kind>`` (a guarded one clears those
     issued under the same condition).  Reading a tcgen05.ld's destination registers does not complete it: the
     register dependency orders the value, not the TMEM read, and an overwrite, hand-over or dealloc has no data
-    dependence on it (PTX ISA §9.7.16.6.4.5, reference §3.1).  A loop exit whose test is correlated with the
+    dependence on it (PTX ISA §9.7.16.6.4.5, reference §3.1).  A hand-over races with a pending load whose
+    registers were read on the way to it or are read after it (one whose result nothing reads is discarded, and
+    what it still reads is observed by no one: ``_result_used_after``).  A loop exit whose test is correlated with the
     operation's own condition through a loop counter is not crossed (``_exit_correlated``).  Yields
     ``(instruction, pending op, what)`` hazards."""
     from tmemlint.analysis.idesc import ld_st_columns
@@ -407,11 +413,19 @@ def _pending_dataflow(ctx, kind: str):
     hazards: dict = {}
     undecided = _exit_correlated(ctx, ops, wait)
 
+    # a load's registers read on the way (``_READ``): the hand-over is a race although nothing reads them after it
+    readers: dict = {}
+    if kind == "ld":
+        for i in ops:
+            for r in defined_regs(i):
+                for u in ctx.values.uses_of(i.index, r.name):
+                    readers.setdefault(u, set()).add(i.index)
+
     def entry_state(n) -> set:
         cur: set = set()
         for p in preds[n]:
             drop = undecided.get((p, n))
-            cur |= out_state[p] - drop if drop else out_state[p]
+            cur |= {e for e in out_state[p] if e[0] not in drop} if drop else out_state[p]
         return cur
 
     def step(pending: set, inst, record: bool):
@@ -421,36 +435,41 @@ def _pending_dataflow(ctx, kind: str):
                 pending.clear()
             else:
                 g = _guard_key(ctx, inst)
-                for p in [p for p in pending if info[p][1] == g]:
-                    pending.discard(p)
+                for e in [e for e in pending if info[e[0]][1] == g]:
+                    pending.discard(e)
             return
         if not pending:
             if fam == fam_op:
-                pending.add(inst.index)
+                pending.add((inst.index, _UNREAD))
             return
-        if record and pending:
+        if record:
             what = None
             if fam == "tcgen05.dealloc":
                 slot = ctx.sites.freed_slot.get(inst.index)
-                hit = [p for p in pending if info[p][0] is None or slot is None or info[p][0][0] == slot]
+                hit = [p for p, _ in pending if info[p][0] is None or slot is None or info[p][0][0] == slot]
                 what = ("dealloc", hit)
             elif is_handover(inst):
-                hit = [p for p in pending if _handover_matters(ctx, inst, kind, info[p][0])
-                       and (kind != "ld" or _result_used_after(ctx, fn.instructions[p], inst))]
+                hit = [p for p, read in pending if _handover_matters(ctx, inst, kind, info[p][0])
+                       and (kind != "ld" or read or _result_used_after(ctx, fn.instructions[p], inst))]
                 what = ("handover", hit)
             elif kind == "ld" and fam in ("tcgen05.mma", "tcgen05.st", "tcgen05.cp", "tcgen05.shift"):
                 w = _tmem_writes(ctx, inst)
-                hit = [p for p in pending if info[p][0] is not None and any(_overlap(info[p][0], r) for r in w)]
+                hit = [p for p, _ in pending if info[p][0] is not None and any(_overlap(info[p][0], r) for r in w)]
                 what = ("overwrite", hit)
             elif kind == "st" and fam in ("tcgen05.mma", "tcgen05.ld"):
                 regs = _mma_regions(ctx, inst) if fam == "tcgen05.mma" else \
                     [r for r in [_columns(ctx, inst, 1, ld_st_columns(inst))] if r]
-                hit = [p for p in pending if info[p][0] is not None and any(_overlap(info[p][0], r) for r in regs)]
+                hit = [p for p, _ in pending if info[p][0] is not None and any(_overlap(info[p][0], r) for r in regs)]
                 what = ("access", hit)
             if what and what[1]:
                 hazards.setdefault(inst.index, (what[0], min(what[1])))
+        read = readers.get(inst.index)
+        if read:
+            for e in [e for e in pending if e[0] in read and not e[1]]:
+                pending.discard(e)
+                pending.add((e[0], _READ))
         if fam == fam_op:
-            pending.add(inst.index)
+            pending.add((inst.index, _UNREAD))
 
     # a block whose predecessors' states are those it was last computed from is skipped (``step`` without
     # recording is a function of the state): the same rounds and states as recomputing every block
