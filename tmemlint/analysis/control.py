@@ -299,6 +299,8 @@ def can_reach(ctx: "FunctionContext", a: Instruction, b: Instruction) -> bool:
     if ba == bb and a.index < b.index:
         return True
     bit, reach = reach_bits(ctx)
+    if ba == bb:  # ``b`` at or before ``a`` in one block: again only around a cycle through the block
+        return any(s == ba or reach.get(s, 0) & bit[ba] for s in ctx.cfg.graph.successors(ba))
     return bool(reach[ba] & bit[bb])
 
 

@@ -499,6 +499,119 @@ def _pending_dataflow(ctx, kind: str):
     return [(insts[i], insts[p], what) for i, (what, p) in sorted(hazards.items())]
 
 
+def _sync_sites(ctx) -> list:
+    """``[(instruction, SyncSite)]`` of the function's barrier, mbarrier and commit instructions."""
+    sync = ctx.sync
+    sites = [(i, sync.site(i)) for i in ctx.function.instructions if i.op in ("bar", "barrier", "mbarrier")
+             or i.family == "tcgen05.commit"]
+    return [(i, st) for i, st in sites if st is not None]
+
+
+def _per_iteration(ctx, ld, kr, w, km) -> bool:
+    """Whether class ``km`` commits ``w`` in its loop to a barrier that class ``kr`` waits on in the loop of its
+    ``ld``: each iteration's write is handed to that iteration's load, so the next write comes after the load (a
+    persistent kernel's accumulator).  A load that waits once for writes of another loop (the epilogue after the
+    main loop) is not such a pair."""
+    from tmemlint.analysis.control import can_reach
+
+    sync = ctx.sync
+
+    def in_loop(a, b) -> bool:
+        return can_reach(ctx, a, b) and can_reach(ctx, b, a)
+
+    sites = _sync_sites(ctx)
+    commits = [st.key for i, st in sites if i.family == "tcgen05.commit" and sync.executes(km, i) and in_loop(w, i)]
+    waits = [st.key for i, st in sites if st.waits and sync.executes(kr, i) and in_loop(i, ld)]
+    return any(c.may_alias(v) for c in commits for v in waits)
+
+
+def _iteration_handshake(ctx, ld, done, kr, w, km) -> bool:
+    """Whether each iteration of warp class ``kr`` (its tcgen05.ld ``ld``, completed by the waits ``done``) hands
+    the columns back to the next iteration of class ``km`` (its write ``w``): ``kr`` arrives, after a wait of
+    ``done`` and before its next ``ld`` (on the loop's cycle), on a barrier instance that ``km`` waits on in its
+    loop before ``w``; or a third class waits there for that arrival and then arrives where ``km`` waits (a named
+    barrier of the readers, then one elected lane's release).  The barrier instances and who executes what are the
+    ``SyncModel``'s (``site``, ``executes``); an instance whose address is not known exactly may be any other, and
+    then orders."""
+    from tmemlint.analysis.control import can_reach
+
+    sync = ctx.sync
+    sites = _sync_sites(ctx)
+
+    def in_loop(a, b) -> bool:  # ``b`` after ``a`` and ``a`` again after ``b``: one iteration's segment
+        return can_reach(ctx, a, b) and can_reach(ctx, b, a)
+
+    released = [st.key for i, st in sites if st.arrives and sync.executes(kr, i)
+                and any(can_reach(ctx, d, i) for d in done) and can_reach(ctx, i, ld)]
+    if not released:
+        return False
+    awaited = [st.key for i, st in sites if st.waits and sync.executes(km, i) and in_loop(i, w)]
+    if any(a.may_alias(b) for a in released for b in awaited):
+        return True
+    for k2 in ctx.threads.classes:  # one relay: a class that waits for the readers' arrival, then releases
+        if k2 is kr or k2 is km:
+            continue
+        for c, sc in sites:
+            if not (sc.waits and sync.executes(k2, c) and any(sc.key.may_alias(a) for a in released)):
+                continue
+            if any(st.arrives and sync.executes(k2, i) and in_loop(c, i) and any(st.key.may_alias(b) for b in awaited)
+                   for i, st in sites):
+                return True
+    return False
+
+
+def _released_for_others(ctx):
+    """Loads whose completion is not ordered before the next overwrite by another warp class: ``[(ld, writer,
+    reading class, writing class)]``.
+
+    A warp class ``R`` loads columns that an asynchronous write ``W`` of another class ``M`` produced (an MMA whose
+    completion reaches the load: ``SyncModel.completes_before(W, M, ld, R)``), both in loops, so ``W``'s next
+    execution overwrites what the load read.  ``R`` waits for its load (``tcgen05.wait::ld``: the own-thread
+    dataflow sees nothing pending), but unless some arrival of ``R`` after that wait orders it before ``W``
+    (``SyncModel.all_happen_before``: ``R``'s own arrive on the barrier ``M`` waits on, or a barrier ``R`` joins
+    with the class that arrives), the write-after-read is a race.  The shape of issue 24: one elected lane of one
+    warp releases the accumulator for four reading warps with no rendezvous of them (a named barrier, or an
+    arrival per warp).  Only a producer/consumer pair the model orders one way (``completes_before`` True) is
+    asked the other way (``_iteration_handshake``)."""
+    from tmemlint.analysis.control import can_reach, on_cycle
+    from tmemlint.analysis.idesc import ld_st_columns
+
+    insts = ctx.function.instructions
+    lds = [i for i in insts if i.family == "tcgen05.ld" and on_cycle(ctx, i)]
+    writers = [i for i in insts if i.family in ("tcgen05.mma", "tcgen05.cp") and on_cycle(ctx, i)]
+    if not lds or not writers:
+        return []
+    sync = ctx.sync
+    classes = ctx.threads.classes
+    waits = [i for i in insts if i.family == "tcgen05.wait::ld" and i.guard is None]
+    out = []
+    for ld in lds:
+        cols = _columns(ctx, ld, 1, ld_st_columns(ld))
+        found = False
+        for kr in classes:
+            if found or not sync.executes(kr, ld):
+                continue
+            done = tuple(w for w in waits if sync.executes(kr, w) and can_reach(ctx, ld, w))
+            if not done:
+                continue  # the own-thread dataflow reports what nothing waits for
+            for w in writers:
+                regs = _touched_regions(ctx, w)
+                if cols is not None and regs and not any(_overlap(cols, r) for r in regs):
+                    continue
+                for km in classes:
+                    if km is kr or not sync.executes(km, w) or sync.executes(km, ld):
+                        continue
+                    if not _per_iteration(ctx, ld, kr, w, km) or sync.completes_before(w, km, ld, kr) is not True:
+                        continue
+                    if not _iteration_handshake(ctx, ld, done, kr, w, km):
+                        out.append((ld, w, kr, km))
+                        found = True
+                        break
+                if found:
+                    break
+    return out
+
+
 @rule("TM302", "tmem-reuse-before-wait-ld", "error",
       "TMEM read by tcgen05.ld then overwritten, handed over or freed with no tcgen05.wait::ld in between")
 def tmem_reuse_before_wait_ld(ctx):
@@ -517,6 +630,14 @@ def tmem_reuse_before_wait_ld(ctx):
         ctx.report("TM302", inst, text + " (no tcgen05.wait::ld in between)", [(ld, "tcgen05.ld issued here")],
                    group=Grouping(("ld", ld.index), ld, "no tcgen05.wait::ld after this tcgen05.ld, which may still be "
                                   "reading TMEM at {n} later place{s} needing its completion", place))
+    for ld, w, kr, km in _released_for_others(ctx):
+        ctx.report("TM302", ld,
+                   f"the tcgen05.ld of {kr!r} is waited for (tcgen05.wait::ld) but nothing of {kr!r} after the wait "
+                   f"orders it before the next {w.family} of {km!r} at line {w.span.line}, which overwrites the "
+                   f"columns it reads: the release is made without these warps (an elected lane of another warp "
+                   f"arrives for them); join the readers first (a named barrier over all of them, or an arrival per "
+                   f"warp after its wait::ld)",
+                   [(w, f"the next {w.family} overwrites the columns")])
 
 
 @rule("TM303", "st-not-waited", "error",
