@@ -697,10 +697,47 @@ def alloc_slot_aliased(ctx):
         if hit is None:
             continue
         allocs = sites.allocs_of_slot(hit)
-        if not any(can_reach(ctx, a, inst) for a in allocs):
-            continue
-        later = [r for r in reads if r is not inst and can_reach(ctx, inst, r)]
+        later = [r for r in reads if r is not inst and can_reach(ctx, inst, r)] \
+            if any(can_reach(ctx, a, inst) for a in allocs) else []
         if later:
             ctx.report("TM206", inst, f"{inst.opcode} writes the bytes of the allocation slot {hit[1]} while the TMEM "
                                       f"address stored there by tcgen05.alloc is still to be read",
                        [(allocs[0], "tcgen05.alloc writes the slot here"), (later[0], "the slot is read here")])
+            continue
+        race = _cross_warp_slot_store(ctx, inst, allocs, [r for r in reads if va.value(r, r.operands[1]) == hit])
+        if race is not None:
+            (alloc, ka), (read, kr), ks = race
+            ctx.report("TM206", inst, f"{inst.opcode} by {ks!r} writes the bytes of the allocation slot {hit[1]} and "
+                                      f"nothing orders it before the tcgen05.alloc of {ka!r} or after the slot read "
+                                      f"of {kr!r}: the TMEM address stored there may be overwritten before it is read",
+                       [(alloc, "tcgen05.alloc writes the slot here"), (read, "the slot is read here")])
+
+
+def _cross_warp_slot_store(ctx, store, allocs, reads):
+    """``((alloc, its class), (read, its class), the store's class)`` when a warp class that executes ``store`` (a
+    write of the slot's bytes) is another than the allocating one or the reading one, and the store may come after
+    the alloc (it does not happen before it: ``SyncModel.must_happen_before`` is False) and before the read (the read
+    does not happen before the store).  The CFG question of ``alloc_slot_aliased`` misses this: warp roles run in
+    sibling branches, where neither reaches the other.  Pairs within one class are the CFG's (program order); an
+    ordering the model cannot decide orders.  None when there is no such race."""
+    from tmemlint.analysis.control import can_reach
+
+    sync = ctx.sync
+    by_alloc = [(a, run.klass) for run in ctx.lifecycle.runs for a in allocs if a.index in run.executed]
+    classes = ctx.threads.classes
+    for ks in classes:
+        if not sync.executes(ks, store):
+            continue
+        for a, ka in by_alloc:
+            after_alloc = can_reach(ctx, a, store) if ka is ks else sync.must_happen_before(store, ks, a, ka) is False
+            if not after_alloc:
+                continue
+            for r in reads:
+                for kr in classes:
+                    if not sync.executes(kr, r) or (ka is ks and kr is ks):
+                        continue
+                    before_read = can_reach(ctx, store, r) if kr is ks else \
+                        sync.must_happen_before(r, kr, store, ks) is False
+                    if before_read and _flows_to_tmem_operand(ctx, r):
+                        return (a, ka), (r, kr), ks
+    return None
