@@ -63,6 +63,13 @@ def _environments(shapes: tuple[tuple[int, int], ...]) -> tuple[tuple[dict, bool
     return tuple(out)
 
 
+def identity_environments(fn: Function) -> tuple[dict, ...]:
+    """The special-register values (``{"%cluster_ctarank": 1, "%ctaid.x": 3, …}``) of every CTA of two clusters in
+    x and two in y of each cluster shape ``fn``'s launch may have (module docstring)."""
+    shapes = _shapes(fn.directives.get("reqnctapercluster"), (fn.directives.get("maxclusterrank") or (None,))[0])
+    return tuple(env for env, _leader in _environments(shapes))
+
+
 def evaluate(v, env: dict):
     """``v`` (a ``ValueAnalysis`` value) with the special registers of ``env`` (``{"%cluster_ctarank": 3, …}``);
     None when it depends on anything else.  Also used for comparisons of the cluster's extents

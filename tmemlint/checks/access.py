@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tmemlint.analysis.publication import ReleaseSyncModel, unfenced_relaxed_arrives
 from tmemlint.analysis.values import TOP
 from tmemlint.checks.registry import rule
 from tmemlint.ir import Address
@@ -248,6 +249,8 @@ def lane_quadrant(ctx):
             continue
         lane = v[3]
         width = _lanes_of_shape(inst)
+        if lane is None and _identity_lane_fault(ctx, inst, k, width, runs, executed, nwarps):
+            continue
         if lane is None:
             base = inst.operands[k].base if isinstance(inst.operands[k], Address) else None
             if base is None or not hasattr(base, "name") or not va.is_uniform(inst, base):
@@ -258,7 +261,7 @@ def lane_quadrant(ctx):
                 ctx.report("TM204", inst, f"{inst.family} is executed by warps of lane quadrants "
                                           f"{', '.join(map(str, quads))} with the same TMEM address in every thread: "
                                           f"the lane field does not follow the warp (warp w may only access lanes "
-                                          f"32*(w%4) .. +31)")
+                                          f"32*(w%4) .. +31; {_TRAPS})")
             continue
         for klass, _ in runs:
             if id(klass) not in executed.get(inst.index, ()):
@@ -282,8 +285,115 @@ def lane_quadrant(ctx):
                 more = f" (and {len(bad) - 1} more warps)" if len(bad) > 1 else ""
                 ctx.report("TM204", inst, f"{inst.family} by warp {w}{more} accesses lanes {base}..{base + width - 1}"
                                           f", outside its quadrant {32 * (w % 4)}..{32 * (w % 4) + 31} "
-                                          f"(warp w may only access lanes 32*(w%4) .. +31)")
+                                          f"(warp w may only access lanes 32*(w%4) .. +31; {_TRAPS})")
                 break
+
+
+#: What NVIDIA's run-time check does with a lane-quadrant fault (reference §0.2, §1; rules catalog "Severity").
+_TRAPS = "ptxas -g-tmem-access-check traps on it: current_warp_owner_invalid"
+
+
+#: Integer operations ``_lane_value`` evaluates (32-bit, as the TMEM address is a ``.b32``).
+_LANE_OPS = {"add": lambda x, y: x + y, "sub": lambda x, y: x - y, "shl": lambda x, y: x << y,
+             "shr": lambda x, y: x >> y, "mul": lambda x, y: x * y, "and": lambda x, y: x & y,
+             "or": lambda x, y: x | y, "xor": lambda x, y: x ^ y}
+
+
+def _lane_value(va, inst, o, env: dict, tids: range, depth: int = 0) -> int | None:
+    """The value of operand ``o`` of ``inst`` (a register, an immediate, an address ``[r+imm]``) in every thread of
+    ``tids`` of the CTA with special registers ``env`` (``analysis.cluster``), the TMEM address loaded from the
+    allocation slot taken as 0 (its lane field is 0, PTX ISA §9.7.16.7.1, and only the lane field is asked for);
+    followed through single definitions by mov/cvt and integer arithmetic.  None when it differs between the
+    threads, or depends on anything else (a load, several definitions)."""
+    from tmemlint.analysis.cluster import evaluate
+    from tmemlint.analysis.values import eval_tid
+    from tmemlint.ir import Imm, Reg
+
+    if depth > 16:
+        return None
+    if type(o) is Imm:
+        return o.value
+    if type(o) is Address:
+        b = _lane_value(va, inst, o.base, env, tids, depth + 1) if o.base is not None else 0
+        return None if b is None else b + o.offset
+    if type(o) is not Reg:
+        return None
+    v = va.reg_value(inst, o)
+    if v is not TOP:
+        if v[0] == "c":
+            return v[1]
+        if v[0] == "tid":
+            got = set(eval_tid(v[1], tids))
+            return got.pop() if len(got) == 1 else None
+        if v[0] in ("sreg", "op"):
+            x = evaluate(v, env)
+            if x is not None:
+                return x
+    d = va.single_def.get(o.name)
+    if d is None:
+        return None
+    di = va.insts[d]
+    ops = di.operands
+    if di.op in ("ld", "ldu"):
+        return 0 if v is not TOP and v[0] == "tmem" else None
+    if di.op in ("mov", "cvt") and len(ops) == 2:
+        return _lane_value(va, di, ops[1], env, tids, depth + 1)
+    fn = _LANE_OPS.get(di.op)
+    if fn is None or len(ops) != 3 or (di.op == "mul" and "lo" not in di.parts):
+        return None
+    x = _lane_value(va, di, ops[1], env, tids, depth + 1)
+    y = _lane_value(va, di, ops[2], env, tids, depth + 1) if x is not None else None
+    if y is None or (di.op in ("shl", "shr") and not 0 <= y < 32):
+        return None
+    return fn(x, y) & 0xFFFFFFFF
+
+
+def _identity_lane_fault(ctx, inst, k, width, runs, executed, nwarps) -> bool:
+    """TM204 for a lane field computed from the CTA's identity (``%cluster_ctarank``, ``%ctaid``-derived: a 2-CTA
+    kernel taking the TMEM lane from the global row ``rank * 128 + warp * 32``).  The address is evaluated
+    (``_lane_value``) for every CTA of every cluster shape the launch may have (``analysis.cluster``) and every warp
+    of the classes that execute ``inst``; the lane footprint must stay in the warp's quadrant.  Only lane fields
+    that differ between CTAs are this check's.  Reports and returns True on a fault; says nothing (False) when the
+    address cannot be evaluated or a path to ``inst`` branches on the CTA's identity (that branch may exclude the
+    faulting CTAs)."""
+    from tmemlint.analysis.cluster import identity_environments, mentions_identity
+
+    va = ctx.values
+    o = inst.operands[k]
+    envs = identity_environments(ctx.function)
+    bad = None
+    for klass, _ in runs:
+        if id(klass) not in executed.get(inst.index, ()):
+            continue
+        sets = ctx.sync.fact_sets(klass, inst)
+        if sets is None or any(mentions_identity(key) for facts in sets for key, _val in facts):
+            return False
+        for w in klass.warps:
+            if w >= nwarps:
+                continue
+            tids = range(32 * w, 32 * w + 32)
+            lanes = []
+            for env in envs:
+                x = _lane_value(va, inst, o, env, tids)
+                if x is None:
+                    return False
+                lanes.append(((x >> 16) & 0xFFFF, env))
+            if len({b for b, _ in lanes}) < 2:
+                continue  # the same lane in every CTA: the other TM204 checks' question
+            q = 32 * (w % 4)
+            for base, env in lanes:
+                if not (q <= base and base + width <= q + 32) and bad is None:
+                    bad = (w, base, env)
+    if bad is None:
+        return False
+    w, base, env = bad
+    rank = env.get("%cluster_ctarank")
+    ctx.report("TM204", inst, f"{inst.family} by warp {w} in the CTA of %cluster_ctarank {rank} (%ctaid.x "
+                              f"{env.get('%ctaid.x')}) accesses lanes {base}..{base + width - 1}, outside its "
+                              f"quadrant {32 * (w % 4)}..{32 * (w % 4) + 31}: the lane field is computed from the "
+                              f"CTA's identity, not from the warp's rank in its warpgroup (warp w may only access "
+                              f"lanes 32*(w%4) .. +31; {_TRAPS})")
+    return True
 
 
 def reachable_after(ctx, starts) -> set[int]:
@@ -327,22 +437,54 @@ def slot_read_unsynchronized(ctx):
     reads = [i for i in insts if i.op in ("ld", "ldu") and len(i.operands) >= 2]
     reads = [(i, va.value(i, i.operands[1])) for i in reads]
     reads = [(i, slot) for i, slot in reads if slot is not TOP and slot in slots]
-    hits: dict[int, str] = {}
+    models: dict[frozenset, object] = {}
+
+    def model_for(alloc):
+        """The happens-before model for what ``alloc`` wrote: ``ctx.sync`` without the relaxed arrives it reaches
+        with no release fence in between (``analysis.publication``), which publish nothing."""
+        dropped = unfenced_relaxed_arrives(ctx, alloc)
+        if not dropped:
+            return ctx.sync, dropped
+        if dropped not in models:
+            models[dropped] = ReleaseSyncModel(ctx, dropped)
+        return models[dropped], dropped
+
+    hits: dict[int, tuple[str, list]] = {}
     for klass in ctx.threads.classes:
         for inst, slot in reads:
             if inst.index in hits or slot in allocating.get(id(klass), ()) or not ctx.sync.executes(klass, inst):
                 continue
             if not _flows_to_tmem_operand(ctx, inst):
                 continue
-            if not allocs_by.get(slot) or any(
-                    ctx.sync.must_happen_before(a, ka, inst, klass) is not False for a, ka in allocs_by[slot]):
+            if not allocs_by.get(slot):
                 continue
-            hits[inst.index] = repr(klass)
-    for idx, who in sorted(hits.items()):
+            relaxed: list = []
+            ordered = False
+            for a, ka in allocs_by[slot]:
+                model, dropped = model_for(a)
+                if model.must_happen_before(a, ka, inst, klass) is not False:
+                    ordered = True
+                    break
+                if dropped and ctx.sync.must_happen_before(a, ka, inst, klass) is not False:
+                    relaxed = sorted(dropped)
+            if not ordered:
+                hits[inst.index] = (repr(klass), relaxed)
+    for idx, (who, relaxed) in sorted(hits.items()):
         allocs = sites.allocs_of_slot(va.value(insts[idx], insts[idx].operands[1]))
+        related = [(allocs[0], "tcgen05.alloc writes the slot here")]
+        if relaxed:
+            arrive = insts[relaxed[0]]
+            related.append((arrive, "a .relaxed arrive: no release of the slot"))
+            ctx.report("TM205", insts[idx],
+                       f"{who} read the allocation slot ordered after the tcgen05.alloc only by the .relaxed arrive at "
+                       f"line {arrive.span.line} ({arrive.opcode}), which proves the other threads are running but "
+                       f"publishes nothing (PTX ISA: no memory ordering and visibility guarantees): the TMEM address "
+                       f"may not be visible yet; arrive with release semantics (barrier.cluster.arrive, the default "
+                       f".release) or put fence.acq_rel.cluster before the .relaxed arrive", related)
+            continue
         ctx.report("TM205", insts[idx], f"{who} read the allocation slot with no barrier after the tcgen05.alloc "
                                         f"on some path: the TMEM address written by tcgen05.alloc in another warp may not "
-                                        f"be visible yet", [(allocs[0], "tcgen05.alloc writes the slot here")])
+                                        f"be visible yet", related)
 
 
 def _flows_to_tmem_operand(ctx, load) -> bool:
@@ -555,10 +697,47 @@ def alloc_slot_aliased(ctx):
         if hit is None:
             continue
         allocs = sites.allocs_of_slot(hit)
-        if not any(can_reach(ctx, a, inst) for a in allocs):
-            continue
-        later = [r for r in reads if r is not inst and can_reach(ctx, inst, r)]
+        later = [r for r in reads if r is not inst and can_reach(ctx, inst, r)] \
+            if any(can_reach(ctx, a, inst) for a in allocs) else []
         if later:
             ctx.report("TM206", inst, f"{inst.opcode} writes the bytes of the allocation slot {hit[1]} while the TMEM "
                                       f"address stored there by tcgen05.alloc is still to be read",
                        [(allocs[0], "tcgen05.alloc writes the slot here"), (later[0], "the slot is read here")])
+            continue
+        race = _cross_warp_slot_store(ctx, inst, allocs, [r for r in reads if va.value(r, r.operands[1]) == hit])
+        if race is not None:
+            (alloc, ka), (read, kr), ks = race
+            ctx.report("TM206", inst, f"{inst.opcode} by {ks!r} writes the bytes of the allocation slot {hit[1]} and "
+                                      f"nothing orders it before the tcgen05.alloc of {ka!r} or after the slot read "
+                                      f"of {kr!r}: the TMEM address stored there may be overwritten before it is read",
+                       [(alloc, "tcgen05.alloc writes the slot here"), (read, "the slot is read here")])
+
+
+def _cross_warp_slot_store(ctx, store, allocs, reads):
+    """``((alloc, its class), (read, its class), the store's class)`` when a warp class that executes ``store`` (a
+    write of the slot's bytes) is another than the allocating one or the reading one, and the store may come after
+    the alloc (it does not happen before it: ``SyncModel.must_happen_before`` is False) and before the read (the read
+    does not happen before the store).  The CFG question of ``alloc_slot_aliased`` misses this: warp roles run in
+    sibling branches, where neither reaches the other.  Pairs within one class are the CFG's (program order); an
+    ordering the model cannot decide orders.  None when there is no such race."""
+    from tmemlint.analysis.control import can_reach
+
+    sync = ctx.sync
+    by_alloc = [(a, run.klass) for run in ctx.lifecycle.runs for a in allocs if a.index in run.executed]
+    classes = ctx.threads.classes
+    for ks in classes:
+        if not sync.executes(ks, store):
+            continue
+        for a, ka in by_alloc:
+            after_alloc = can_reach(ctx, a, store) if ka is ks else sync.must_happen_before(store, ks, a, ka) is False
+            if not after_alloc:
+                continue
+            for r in reads:
+                for kr in classes:
+                    if not sync.executes(kr, r) or (ka is ks and kr is ks):
+                        continue
+                    before_read = can_reach(ctx, store, r) if kr is ks else \
+                        sync.must_happen_before(r, kr, store, ks) is False
+                    if before_read and _flows_to_tmem_operand(ctx, r):
+                        return (a, ka), (r, kr), ks
+    return None

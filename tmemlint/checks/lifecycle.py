@@ -396,6 +396,68 @@ def pair_alloc_unsynchronized(ctx):
         else:
             ctx.report("TM111", i, "tcgen05.dealloc.cta_group::2 without a cluster barrier after the paired work "
                                    "on some path: the peer CTA may still use these columns")
+    _paired_work_of_other_warps(ctx, [i for i in sites.deallocs if i.index in pair and i.index not in unsynced],
+                                paired_work, peer_keys)
+
+
+def _paired_work_of_other_warps(ctx, deallocs, paired_work, peer_keys) -> None:
+    """TM111 for a paired dealloc whose warps do not issue the paired work themselves (the warp-specialized form:
+    the MMA warp's elected lane issues the pair's MMAs and commits, warp 0 frees).  The dealloc must follow, on
+    every path of its warp class, a cluster barrier wait that the MMA warp's last paired operation happens before
+    (``SyncModel.all_happen_before``: the MMA warp arrives on the cluster barrier after its work, so the peer CTA,
+    running the same code, has finished with the pair's columns when the wait completes), or a wait on a barrier
+    the peer arrives on (CUTLASS's paired TMEM release, as in the same-warp check above).  An ordering the model
+    cannot decide orders (no finding)."""
+    from tmemlint.analysis.sync import cta_group
+
+    if not deallocs:
+        return
+    insts = ctx.function.instructions
+    sync = ctx.sync
+    classes = ctx.threads.classes
+    work = [i for i in insts if i.op == "tcgen05" and i.family in paired_work and cta_group(i) == 2]
+    cluster_waits = [i for i in insts if i.op == "barrier" and "cluster" in i.parts and "wait" in i.parts]
+    peer_waits = set()
+    for i in insts:
+        s = sync.site(i) if peer_keys and i.op == "mbarrier" else None
+        if s is not None and s.waits and any(s.key.may_alias(k) for k in peer_keys):
+            peer_waits.add(i.index)
+    reported: set[int] = set()
+    for kw in classes:
+        ws = tuple(w for w in work if sync.executes(kw, w))
+        if not ws:
+            continue
+        for kd in classes:
+            todo = [d for d in deallocs if d.index not in reported and sync.executes(kd, d)]
+            if kd is kw or not todo:
+                continue
+            after = {c.index for c in cluster_waits
+                     if sync.executes(kd, c) and sync.all_happen_before(ws, kw, c, kd) is not False} | peer_waits
+            idxs = {d.index for d in todo}
+            unsynced: set[int] = set()
+
+            def transfer(synced, inst, after=after):
+                if inst.index in after:
+                    return True
+                if inst.op == "tcgen05" and inst.family in paired_work and cta_group(inst) == 2:
+                    return False
+                return synced
+
+            def observe(_klass, synced, inst, _facts, idxs=idxs, unsynced=unsynced):
+                if inst.index in idxs and not synced:
+                    unsynced.add(inst.index)
+
+            ctx.simulate(transfer, False, observe, classes=[kd],
+                         relevant=lambda i: i.op in ("barrier", "tcgen05", "mbarrier"))
+            for idx in sorted(unsynced):
+                reported.add(idx)
+                w = ws[-1]
+                ctx.report("TM111", insts[idx],
+                           f"tcgen05.dealloc.cta_group::2 by {kd!r} is not preceded, on some path, by a cluster "
+                           f"barrier after the paired {w.family} of {kw!r} at line {w.span.line}: the peer CTA may "
+                           f"still use these columns (barrier.cluster.arrive + wait after the last use of the pair's "
+                           f"columns, or a wait on a barrier the peer arrives on)",
+                           [(w, "paired work of another warp")])
 
 #: Single-thread tcgen05 operations (PTX ISA Table 46): with ``.cta_group::2`` one thread of the CTA pair issues
 #: them, for both CTAs.

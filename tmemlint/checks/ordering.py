@@ -784,23 +784,75 @@ def dealloc_unsynchronized(ctx):
       "synchronization between tcgen05 operations without tcgen05.fence::before/after_thread_sync",
       enabled=False)
 def missing_tcgen05_fence(ctx):
-    """PTX ISA §9.7.16.6.4 (reference §3): the canonical patterns place tcgen05.fence::before_thread_sync before
-    and tcgen05.fence::after_thread_sync after a thread synchronization that orders tcgen05 operations.
-    Triton, CuTe DSL and CUTLASS output omit them, so this rule is opt-in."""
-    from tmemlint.analysis.sync import ASYNC_TCGEN05, is_sync
+    """PTX ISA §9.7.16.6.3-4 (reference §3): the canonical patterns place tcgen05.fence::before_thread_sync between
+    a thread's asynchronous tcgen05 operations (ld, st, mma, cp, shift) and the synchronization that hands them
+    over (an arrive, a barrier; ``tcgen05.commit`` is one implicitly), and tcgen05.fence::after_thread_sync
+    between a wait (mbarrier wait, barrier) and the asynchronous tcgen05 operations that it orders after other
+    threads' work.  Both sides are followed on the paths of each warp class, across basic blocks (the try_wait loop
+    of a wait is a block of its own); one finding per synchronization instruction, at it.  Triton, CuTe DSL and
+    CUTLASS output omit the fences, so this rule is opt-in."""
+    from tmemlint.analysis.sync import ASYNC_TCGEN05, is_handover, is_sync
 
-    for blk in ctx.cfg.blocks.values():
-        since_async = None
-        fenced = False
-        for inst in blk.instructions:
-            fam = inst.family
-            if fam in ASYNC_TCGEN05:
-                since_async = inst
-                fenced = False
-            elif fam == "tcgen05.fence::before_thread_sync":
-                fenced = True
-            elif is_sync(inst) and since_async is not None:
-                if not fenced:
-                    ctx.report("TM306", inst, f"synchronization after the {since_async.family} at line "
-                                              f"{since_async.span.line} without tcgen05.fence::before_thread_sync")
-                since_async = None
+    insts = ctx.function.instructions
+    if not any(i.family in ASYNC_TCGEN05 for i in insts):
+        return
+
+    def releases(inst) -> bool:
+        return is_sync(inst) or is_handover(inst) or (
+            inst.op == "barrier" and "cluster" in inst.parts and "arrive" in inst.parts)
+
+    def waits(inst) -> bool:
+        return is_sync(inst)
+
+    handed: dict[int, set] = {}  # async tcgen05 operation -> the synchronizations it reaches with no fence
+    after: dict[int, int] = {}  # wait -> the async tcgen05 operation after it with no fence between
+
+    def transfer(prop, inst):
+        pending, waited = prop
+        fam = inst.family
+        if fam in ASYNC_TCGEN05:
+            return frozenset({inst.index}) | pending if len(pending) < 4 else pending, frozenset()
+        if fam in ("tcgen05.fence::before_thread_sync", "tcgen05.commit"):
+            return frozenset(), waited
+        if fam == "tcgen05.fence::after_thread_sync":
+            return pending, frozenset()
+        if releases(inst):
+            pending = frozenset()
+        if waits(inst):
+            waited = frozenset({inst.index})
+        return pending, waited
+
+    def observe(_klass, prop, inst, _facts):
+        pending, waited = prop
+        if inst.family in ASYNC_TCGEN05:
+            for w in waited:
+                after.setdefault(w, inst.index)
+        elif releases(inst):
+            for a in pending:
+                handed.setdefault(a, set()).add(inst.index)
+
+    ctx.simulate(transfer, (frozenset(), frozenset()), observe,
+                 relevant=lambda i: i.op in ("tcgen05", "bar", "barrier", "mbarrier"))
+    # one root cause per operation with no fence before its hand-overs: reported at the first of them
+    before: dict[int, tuple[int, list[int]]] = {}
+    for a, syncs in sorted(handed.items()):
+        first, *rest = sorted(syncs)
+        before.setdefault(first, (a, rest))
+    for idx in sorted(set(before) | set(after)):
+        inst = insts[idx]
+        parts = []
+        related = []
+        if idx in before:
+            a = insts[before[idx][0]]
+            rest = before[idx][1]
+            more = f" (and {len(rest)} later synchronization{'s' if len(rest) > 1 else ''})" if rest else ""
+            parts.append(f"synchronization after the {a.family} at line {a.span.line} without "
+                         f"tcgen05.fence::before_thread_sync{more}")
+            related.append((a, f"the {a.family} handed over without tcgen05.fence::before_thread_sync"))
+            related.extend((insts[r], "a later synchronization it reaches unfenced") for r in rest)
+        if idx in after:
+            b = insts[after[idx]]
+            parts.append(f"{'and ' if parts else 'synchronization '}followed by the {b.family} at line "
+                         f"{b.span.line} without tcgen05.fence::after_thread_sync")
+            related.append((b, f"the {b.family} not ordered after this wait by tcgen05.fence::after_thread_sync"))
+        ctx.report("TM306", inst, " ".join(parts), related)

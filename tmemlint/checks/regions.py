@@ -259,9 +259,14 @@ def region_out_of_bounds(ctx):
       "A-in-TMEM or sparsity metadata columns overlapping the MMA's own accumulator")
 def operand_overlap(ctx):
     """PTX ISA §9.7.16.10.9 (operands of tcgen05.mma): an A operand or sparsity metadata in TMEM inside the columns
-    the same MMA writes as its accumulator is read while it is overwritten.  The loop-invariant scale-address
-    heuristic of the catalog is not implemented: CuTe DSL and DeepGEMM-style code legitimately reuse scale columns
-    while the A/B descriptors advance (byte selectors live in the instruction descriptor)."""
+    the same MMA writes as its accumulator is read while it is overwritten.  CuTe DSL, CUTLASS and DeepGEMM-style
+    code legitimately reuse scale columns while the A/B descriptors advance: they copy the next K block's factors
+    into them in the loop (tcgen05.cp), or select other factors with the byte selectors of the instruction
+    descriptor.
+
+    The catalog's other shape, a scale-factor address that stays the same while the A/B descriptors advance in a
+    K loop, is reported where nothing can refresh those columns: ``_stale_scale_factors``."""
+    _stale_scale_factors(ctx)
     for inst in ctx.function.instructions:
         if inst.family != "tcgen05.mma":
             continue
@@ -276,3 +281,69 @@ def operand_overlap(ctx):
             if col < lo + w and lo < col + width:
                 ctx.report("TM403", inst, f"the {what} in TMEM (columns [{col}, {col + width})) overlaps this MMA's "
                                           f"accumulator columns [{lo}, {lo + w})")
+
+
+def _varies_in_loop(ctx, inst, o, depth: int = 0) -> bool | None:
+    """Whether register operand ``o`` of ``inst`` can hold a different value in each iteration of a loop around
+    ``inst``: True when it has several definitions (a loop-carried register: the initial value and the update), or
+    its one definition lies on a CFG cycle and computes it from such a register; False when it is a constant or its
+    definitions lie outside every cycle; None when it cannot be told (an immediate is False)."""
+    from tmemlint.analysis.control import on_cycle
+    from tmemlint.ir import Imm, Reg
+
+    if type(o) is Imm:
+        return False
+    if type(o) is not Reg or depth > 12:
+        return None
+    va = ctx.values
+    d = va.single_def.get(o.name)
+    if d is None:
+        return True if o.name.startswith("%") and "." not in o.name else None
+    di = va.insts[d]
+    if not on_cycle(ctx, di):
+        return False
+    if di.op in ("ld", "ldu", "tcgen05", "call"):
+        return None
+    got = [_varies_in_loop(ctx, di, x, depth + 1) for x in di.operands[1:]]
+    if True in got:
+        return True
+    return False if all(g is False for g in got) else None
+
+
+def _stale_scale_factors(ctx) -> None:
+    """TM403 (rules catalog): a block-scaled ``tcgen05.mma`` in a loop whose A (B) descriptor advances each iteration
+    while its scale-A (scale-B) address and its instruction descriptor (the byte selectors, bits 4-5 and 29-30,
+    PTX ISA §9.7.16.4.2) stay the same, in a kernel where no tcgen05.cp, tcgen05.st or call on a loop can write TMEM
+    again: each K block needs its own scale factors (§9.7.16.10.7), so every iteration after the first scales its
+    A/B block with stale factors.  Anything that may refresh the columns in a loop (CUTLASS's per-K-block cp into
+    the same columns) keeps the rule silent; so does an operand whose variation cannot be told."""
+    from tmemlint.analysis.control import on_cycle
+    from tmemlint.ir import Address
+
+    insts = ctx.function.instructions
+    mmas = [i for i in insts if i.family == "tcgen05.mma" and i.has("block_scale") and on_cycle(ctx, i)]
+    if not mmas:
+        return
+    if any(on_cycle(ctx, i) for i in insts if i.family in ("tcgen05.cp", "tcgen05.st") or i.op == "call"):
+        return
+    for inst in mmas:
+        _di, ii, ai, bi = block_scale_operands(inst)
+        if bi >= len(inst.operands) or _varies_in_loop(ctx, inst, inst.operands[ii]) is not False:
+            continue
+        stale = []
+        for which, desc_k, sf_k in (("A", 1, ai), ("B", 2, bi)):
+            desc, sf = inst.operands[desc_k], inst.operands[sf_k]
+            if type(desc) is Address or type(sf) is not Address or sf.base is None:
+                continue  # A in TMEM: no descriptor to advance
+            if _varies_in_loop(ctx, inst, desc) is True and _varies_in_loop(ctx, inst, sf.base) is False:
+                stale.append(which)
+        if stale:
+            names = " and ".join(f"scale-{w}" for w in stale)
+            descs = " and ".join(stale)
+            ctx.report("TM403", inst, f"the {names} address{'es' if len(stale) > 1 else ''} of this block-scaled "
+                                      f"MMA stay{'' if len(stale) > 1 else 's'} the same in every iteration of its "
+                                      f"loop while the {descs} descriptor{'s' if len(stale) > 1 else ''} advance"
+                                      f"{'' if len(stale) > 1 else 's'}, and nothing in a loop writes TMEM again "
+                                      f"(tcgen05.cp/st) or selects other factors (the instruction descriptor is the "
+                                      f"same): every K block after the first is scaled with the first block's "
+                                      f"factors")
