@@ -233,7 +233,7 @@ class _Mapper:
 
     def related(self, r: Related) -> Related:
         got = self.place(r.line) if r.path == self.ptx_path else None
-        return r if got is None else Related(got[0], got[1], got[2], r.message)
+        return r if got is None else Related(got[0], got[1], got[2], r.message, r.thread)
 
     def message(self, text: str, shown: str) -> str:
         def sub(mo: re.Match) -> str:

@@ -369,7 +369,7 @@ def _relocated(f: Finding, pre: Preprocessed) -> Finding:
     if f.end_line > last:
         f.end_line = pre.locate(f.end_line)[1]
     f.related = [Related(*move(r.path, r.line), r.column, r.message) for r in f.related]
-    f.flow = [Related(*move(r.path, r.line), r.column, r.message) for r in f.flow]
+    f.flow = [Related(*move(r.path, r.line), r.column, r.message, r.thread) for r in f.flow]
 
     def ref(mo: re.Match) -> str:
         p, n = move(main.path, int(mo.group(1)))
