@@ -165,6 +165,11 @@ def check(
     ctas_per_sm: Optional[int] = typer.Option(None, "--ctas-per-sm", help="CTAs resident per SM (column budget)."),
     show_statistics: bool = typer.Option(False, "--statistics", help="Print the number of findings per rule "
                                                                      "instead of the findings."),
+    show_witness: Optional[bool] = typer.Option(None, "--show-witness/--no-show-witness",
+                                                help="Text format: print the witness of each path-sensitive finding "
+                                                     "under it (the steps of each warp class: the access, the branch "
+                                                     "decisions, the barrier) [default: when writing to a "
+                                                     "terminal]."),
     baseline: Optional[str] = typer.Option(None, "--baseline", help="Report only findings not in this baseline."),
     write_baseline: Optional[str] = typer.Option(None, "--write-baseline",
                                                  help="Write today's findings to this baseline file and exit 0."),
@@ -270,8 +275,10 @@ def check(
         hidden = len(findings) - len(kept)
         findings = kept
 
+    if show_witness is None:
+        show_witness = output_file is None and sys.stdout.isatty()
     text = _render(findings, sources, output_format, show_statistics, notifications, hidden,
-                   color=output_file is None and _use_color())
+                   color=output_file is None and _use_color(), witness=show_witness)
     if output_file is not None:
         try:
             with open(output_file, "w", encoding="utf-8") as fh:
@@ -394,10 +401,10 @@ def summary(findings: list[Finding], hidden: int = 0, failed: bool = False) -> s
 
 
 def _render(findings: list[Finding], sources: dict[str, str], fmt: OutputFormat, show_statistics: bool,
-            notifications: list[str], hidden: int, color: bool) -> str:
+            notifications: list[str], hidden: int, color: bool, witness: bool = False) -> str:
     """The text of standard output (or ``--output-file``) for ``fmt``: the findings only (the CLI prints
     ``summary`` on standard error for the terminal formats, as clang-tidy does, so that pipes get findings
-    only)."""
+    only).  ``witness``: the text format shows each finding's code-flow steps under it."""
     from tmemlint.names import demangle_message
 
     if show_statistics:
@@ -426,7 +433,7 @@ def _render(findings: list[Finding], sources: dict[str, str], fmt: OutputFormat,
         else:
             from tmemlint.report.text import format_text
 
-            out = format_text(shown, sources, color=color)
+            out = format_text(shown, sources, color=color, witness=witness)
     return out
 
 

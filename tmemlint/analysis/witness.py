@@ -19,6 +19,7 @@ from typing import Callable
 
 from tmemlint.analysis.cfg import CFG, EXIT
 from tmemlint.analysis.paths import _per_object
+from tmemlint.analysis.sync import is_handover, is_sync
 from tmemlint.analysis.threads import GuardOracle, WarpClass
 from tmemlint.analysis.values import ValueAnalysis
 from tmemlint.ir import Instruction, Sym
@@ -31,11 +32,13 @@ MAX_STEPS = 12
 
 @dataclass(frozen=True, slots=True)
 class BranchStep:
-    """A branch decision on a witness path: the branch instruction and what it does there (``text``, e.g.
-    ``branch to $L__BB0_7 taken (%p3 is true)``)."""
+    """A step on a witness path: a branch decision (``kind`` ``"branch"``: the branch instruction and what it does
+    there, ``text`` e.g. ``branch to $L__BB0_7 taken (%p3 is true)``) or a synchronization the path executes
+    (``kind`` ``"sync"``: a barrier, an mbarrier arrive or wait; ``text`` its opcode)."""
 
     inst: Instruction
     text: str
+    kind: str = "branch"
 
 
 def _label(inst: Instruction) -> str:
@@ -50,25 +53,39 @@ def _executes(oracle: GuardOracle, inst: Instruction, facts: frozenset) -> bool:
     return t is None or (t != inst.guard.negated)
 
 
-def branch_steps(cfg: CFG, va: ValueAnalysis, klass: WarpClass, start: Instruction, end: Instruction | None,
-                 facts: frozenset = frozenset(), avoid: Callable[[Instruction], bool] | None = None) \
-        -> list[BranchStep] | None:
-    """The branch decisions of a shortest path of ``klass`` from ``start`` to ``end`` (None: to kernel exit; an
-    ``exit``/``ret`` instruction as ``end`` also ends there) that executes no instruction for which ``avoid``
-    holds; ``[]`` when no branch lies between them, None when the search finds no such path (the caller then
-    shows the steps without branch decisions)."""
+def branch_steps(cfg: CFG, va: ValueAnalysis, klass: WarpClass, start: Instruction | None, end: Instruction | None,
+                 facts: frozenset = frozenset(), avoid: Callable[[Instruction], bool] | None = None,
+                 syncs: bool = False) -> list[BranchStep] | None:
+    """The branch decisions of a shortest path of ``klass`` from ``start`` (None: the function's entry) to
+    ``end`` (None: to kernel exit; an ``exit``/``ret`` instruction as ``end`` also ends there) that executes no
+    instruction for which ``avoid`` holds, in path order; with ``syncs``, also the synchronizations and hand-overs
+    the path executes (``analysis.sync.is_sync``, ``is_handover``).  ``[]`` when nothing lies between them, None when the search finds no
+    such path (the caller then shows the steps without branch decisions)."""
     oracle = _per_object(va.oracles, klass, lambda: GuardOracle(va, klass))
     g = cfg.graph
     insts = cfg.function.instructions
+    if start is None:
+        if not insts:
+            return None
+        start = insts[0]
+        lo = 0
+    else:
+        lo = start.index + 1
     b0 = cfg.block_of[start.index]
     b1 = EXIT if end is None else cfg.block_of[end.index]
 
     def blocked(lo: int, hi: int, fx: frozenset) -> bool:  # instructions lo <= i < hi avoided on this path
         return avoid is not None and any(avoid(insts[i]) and _executes(oracle, insts[i], fx) for i in range(lo, hi))
 
-    if end is not None and b0 == b1 and end.index >= start.index:
-        return [] if not blocked(start.index + 1, end.index, facts) else None
-    if blocked(start.index + 1, cfg.blocks[b0].end, facts):
+    def synced(a: int, b: int) -> list[BranchStep]:  # the synchronizations a <= i < b executes
+        if not syncs:
+            return []
+        return [BranchStep(insts[i], insts[i].opcode, "sync") for i in range(a, b)
+                if (is_sync(insts[i]) or is_handover(insts[i])) and _executes(oracle, insts[i], facts)]
+
+    if end is not None and b0 == b1 and end.index >= lo:
+        return synced(lo, end.index) if not blocked(lo, end.index, facts) else None
+    if blocked(lo, cfg.blocks[b0].end, facts):
         return None
     parent: dict = {b0: None}  # block -> (the block before it, the branch decision between them)
     work = deque([(b0, facts)])
@@ -117,14 +134,25 @@ def branch_steps(cfg: CFG, va: ValueAnalysis, klass: WarpClass, start: Instructi
         return None
     if end is not None and blocked(cfg.blocks[b1].start, end.index, facts):
         return None
-    out: list[BranchStep] = []
+    route: list = []  # (block, the branch decision that leads into it), from the start's block to the end's
     node = found
     while parent[node] is not None:
         prev, step = parent[node]
+        route.append((node, step))
+        node = prev
+    route.reverse()
+    out: list[BranchStep] = synced(lo, cfg.blocks[b0].end)
+    for node, step in route:
         if step is not None:
             out.append(step)
-        node = prev
-    out.reverse()
+        if node is _END:
+            if end is not None:
+                out.extend(synced(cfg.blocks[b1].start, end.index))
+        else:
+            out.extend(synced(cfg.blocks[node].start, cfg.blocks[node].end))
+    if syncs and len(out) > MAX_STEPS:  # keep every synchronization and the branch decisions nearest them
+        keep = [b for b in out if b.kind == "sync"][-MAX_STEPS:]
+        out = [b for b in out if b in keep or b.kind == "branch" and len(keep) < MAX_STEPS // 2]
     if len(out) > MAX_STEPS:
         out = out[:MAX_STEPS // 2] + out[-(MAX_STEPS - MAX_STEPS // 2):]
     return out

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from tmemlint.analysis.cfg import CFG, build_cfg
@@ -29,6 +29,10 @@ PATH_SENSITIVE = frozenset({
     "TM302", "TM303", "TM304", "TM305", "TM306", "TM307", "TM308", "TM309",
     "TM311", "TM312", "TM313", "TM314",
 })
+
+#: Rules of a missing order (a completion, a barrier): their witnesses also show the synchronizations on the
+#: path and, for each further warp class, the last one it executes before its step (``FunctionContext.witness``).
+ORDER_WITNESS = frozenset({"TM302", "TM303", "TM304", "TM305", "TM307", "TM308", "TM313"})
 
 #: A code-flow step as a rule gives it: ``(where, what happens there)`` or ``(where, what, warp class)``.
 Step = tuple
@@ -151,26 +155,40 @@ class FunctionContext:
         ws = warps_of(got, self.threads)
         return None, ("warp " if len(ws) == 1 else "warps ") + ", ".join(map(str, ws))
 
-    def witness(self, steps, facts: frozenset = frozenset(), avoid=None) -> list[Related]:
+    def witness(self, steps, facts: frozenset = frozenset(), avoid=None, code: str | None = None) -> list[Related]:
         """The code flow of ``steps`` (``Step``s, in execution order): each step a Related with its warp class,
         and between two consecutive instructions of one class the branch decisions of a path of that class
         from one to the other that agrees with ``facts`` and executes no instruction for which ``avoid`` holds
-        (``analysis.witness.branch_steps``; an ``exit``/``ret`` step ends that path at kernel exit)."""
+        (``analysis.witness.branch_steps``; an ``exit``/``ret`` step ends that path at kernel exit).  For the
+        rules of a missing order (``ORDER_WITNESS``, rule ``code``), the synchronizations on that path are steps
+        too, and a step of another class is preceded by the last synchronization that class executes before it:
+        the barrier that does not order it."""
         out: list[Related] = []
         prev = None
+        seen: list = []
+        order = code in ORDER_WITNESS
         for st in steps:
             where, msg = st[0], st[1]
             klass = st[2] if len(st) > 2 else None
             label = klass if isinstance(klass, str) or klass is None else repr(klass)
-            if klass is not None and not isinstance(klass, str) and prev is not None and prev[1] is klass \
-                    and isinstance(where, Instruction):
-                try:
-                    got = branch_steps(self.cfg, self.values, klass, prev[0], where, facts, avoid)
-                except RecursionError:
-                    got = None
-                for b in got or ():
-                    out.append(self.related(b.inst, b.text, label))
+            real = klass is not None and not isinstance(klass, str) and isinstance(where, Instruction)
+            got = None
+            try:
+                if real and prev is not None and prev[1] is klass:
+                    got = branch_steps(self.cfg, self.values, klass, prev[0], where, facts, avoid, syncs=order)
+                elif real and order and seen and not any(k is klass for k in seen):
+                    got = [b for b in branch_steps(self.cfg, self.values, klass, None, where, syncs=True) or ()
+                           if b.kind == "sync"][-1:]
+                    got = [replace(b, text=f"the last synchronization of {label} before it: {b.text}")
+                           for b in got]
+            except RecursionError:
+                got = None
+            for b in got or ():
+                out.append(self.related(b.inst, b.text if b.kind == "branch" or b.text.startswith("the last")
+                                        else f"passes {b.text}", label))
             out.append(self.related(where, msg, label))
+            if real:
+                seen.append(klass)
             prev = (where, klass) if isinstance(where, Instruction) else None
         return out
 
@@ -187,7 +205,7 @@ class FunctionContext:
         for w, m in places:
             klass, label = self._class_of(w)
             steps.append((w, m, klass if klass is not None else label))
-        return self.witness(steps)
+        return self.witness(steps, code=code)
 
     def report(self, code: str, where: Instruction | Span, message: str,
                related: list[tuple[Instruction | Span, str]] = (), flow: list[Step] = (),
@@ -222,7 +240,7 @@ class FunctionContext:
             hit.related.sort(key=lambda x: (x.path, x.line, x.column))
             return
         if flow:
-            steps = self.witness(flow, facts, avoid)
+            steps = self.witness(flow, facts, avoid, code)
         elif code in PATH_SENSITIVE:
             steps = self._default_flow(code, where, related)
         else:
