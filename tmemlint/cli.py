@@ -22,6 +22,7 @@ from tmemlint.checks.registry import RULES, load_all, resolve_prefix
 from tmemlint.config import ConfigError, Overrides, Settings, split_selectors
 from tmemlint.engine import FileResult, Options, lint_bytes, lint_file, share_cores
 from tmemlint.findings import Finding, Severity
+from tmemlint.libraries import library_predicate
 from tmemlint.plan.command import plan_command
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -309,7 +310,8 @@ def present(findings: list[Finding], results: list[FileResult]) -> tuple[list[Fi
     out: list[Finding] = []
     for res in results:
         if res.text is not None and res.path.endswith(".ptx") and ".loc" in res.text:
-            out.extend(relocate([f for f in findings if f.path == res.path], res.text, res.path, sources))
+            out.extend(relocate([f for f in findings if f.path == res.path], res.text, res.path, sources,
+                                library_predicate(res.options, res.path)))
     moved = {id(f) for r in results if r.text is not None and r.path.endswith(".ptx") and ".loc" in r.text
              for f in findings if f.path == r.path}
     out.extend(f for f in findings if id(f) not in moved)
@@ -374,6 +376,7 @@ def _source_options(options: Options, define: list[str] | None, compile_: bool,
     options.compile = compile_
     options.nvcc_args = (tuple(db.nvcc_args) if db else ()) + tuple(nvcc_arg or ())
     options.include_dirs = tuple(include_dir or ()) + (tuple(db.include_dirs) if db else ()) + options.include_dirs
+    options.library_dirs = tuple(db.library_dirs) if db else ()
     return options
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 from tmemlint.analysis.cfg import CFG, build_cfg
+from tmemlint.analysis.flow import executing_classes, warps_of
 from tmemlint.analysis.lifecycle import Lifecycle
 from tmemlint.analysis.order import SyncModel
 from tmemlint.analysis.paths import BudgetExceeded, PropertySimulation
@@ -138,14 +139,10 @@ class FunctionContext:
     def executing(self) -> dict[int, frozenset[int]]:
         """Instruction index → indices of the warp classes that may execute it (``analysis.flow``), for the
         threads of default witnesses; computed only when a finding needs one."""
-        from tmemlint.analysis.flow import executing_classes
-
         return executing_classes(self.cfg, self.values, self.threads)[0]
 
     def _class_of(self, inst: Instruction):
         """``(WarpClass or None, label or None)`` of the warp classes that execute ``inst``."""
-        from tmemlint.analysis.flow import warps_of
-
         got = self.executing.get(inst.index)
         if not got:
             return None, None
