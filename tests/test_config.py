@@ -131,11 +131,11 @@ def test_config_flag_and_isolated(tree):
 @pytest.mark.parametrize("name,text,message", [
     ("tmemlint.toml", "selct = [\"TM101\"]\n",
      "{f}: unknown key 'selct'; known keys: select, extend-select, ignore, severity, per-file-ignores, fail-on, "
-     "ctas-per-sm, exclude, extend-exclude, force-exclude, respect-gitignore, include-dirs, defines"),
+     "ctas-per-sm, exclude, extend-exclude, force-exclude, respect-gitignore, include-dirs, defines, library-paths"),
     ("pyproject.toml", "[tool.tmemlint]\nfail_on = \"warning\"\n",
      "{f}: unknown key 'fail_on' in [tool.tmemlint] (did you mean 'fail-on'?); known keys: select, extend-select, "
      "ignore, severity, per-file-ignores, fail-on, ctas-per-sm, exclude, extend-exclude, force-exclude, "
-     "respect-gitignore, include-dirs, defines"),
+     "respect-gitignore, include-dirs, defines, library-paths"),
     ("pyproject.toml", "[tool.tmemlint]\nselect = [\"TM999\"]\n",
      "{f}: [tool.tmemlint] select: unknown rule code or name 'TM999'"),
     ("tmemlint.toml", "ignore = [\"TM101,no-such-rule\"]\n", "{f}: ignore: unknown rule code or name 'no-such-rule'"),

@@ -6,7 +6,7 @@ each other (directly or through others).  Layers, lowest first:
     front end   frontend/*, compile (nvcc → PTX)
     analyses    analysis/*
     checks      checks/* (the rules and their registry)
-    driver      options, pipeline, engine, suppress, baseline, config, compdb, discover, docs
+    driver      options, pipeline, engine, suppress, baseline, config, compdb, libraries, discover, docs
     reporters   report/*, plan/* (the plan model and its renderers), api
     interfaces  cli, server, entry, __main__, plan.command, integrations/*
 """
@@ -27,7 +27,7 @@ LAYERS = [
     ("analyses", ["tmemlint.analysis"]),
     ("checks", ["tmemlint.checks"]),
     ("driver", ["tmemlint.options", "tmemlint.pipeline", "tmemlint.engine", "tmemlint.suppress", "tmemlint.baseline", "tmemlint.config",
-                "tmemlint.compdb", "tmemlint.discover", "tmemlint.docs"]),
+                "tmemlint.compdb", "tmemlint.libraries", "tmemlint.discover", "tmemlint.docs"]),
     ("reporters", ["tmemlint.report", "tmemlint.plan", "tmemlint.api"]),
     ("interfaces", ["tmemlint.cli", "tmemlint.server", "tmemlint.entry", "tmemlint.__main__",
                     "tmemlint.plan.command", "tmemlint.integrations"]),

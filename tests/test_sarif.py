@@ -117,7 +117,7 @@ def test_related_locations_code_flows_and_levels(validator, tmp_path, monkeypatc
     assert a["codeFlows"] == [{"threadFlows": [{"locations": [
         {"location": {"physicalLocation": {"artifactLocation": loc, "region": {"startLine": s.line,
                                                                                "startColumn": 2}},
-                      "message": {"text": s.message}}} for s in steps]}]}]
+                      "message": {"text": s.message}}, "executionOrder": k} for k, s in enumerate(steps, 1)]}]}]
     assert b["level"] == "note" and "codeFlows" not in b and "partialFingerprints" not in b
 
 

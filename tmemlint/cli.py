@@ -22,6 +22,7 @@ from tmemlint.checks.registry import RULES, load_all, resolve_prefix
 from tmemlint.config import ConfigError, Overrides, Settings, split_selectors
 from tmemlint.engine import FileResult, Options, lint_bytes, lint_file, share_cores
 from tmemlint.findings import Finding, Severity
+from tmemlint.libraries import library_predicate
 from tmemlint.plan.command import plan_command
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -165,6 +166,11 @@ def check(
     ctas_per_sm: Optional[int] = typer.Option(None, "--ctas-per-sm", help="CTAs resident per SM (column budget)."),
     show_statistics: bool = typer.Option(False, "--statistics", help="Print the number of findings per rule "
                                                                      "instead of the findings."),
+    show_witness: Optional[bool] = typer.Option(None, "--show-witness/--no-show-witness",
+                                                help="Text format: print the witness of each path-sensitive finding "
+                                                     "under it (the steps of each warp class: the access, the branch "
+                                                     "decisions, the barrier) [default: when writing to a "
+                                                     "terminal]."),
     baseline: Optional[str] = typer.Option(None, "--baseline", help="Report only findings not in this baseline."),
     write_baseline: Optional[str] = typer.Option(None, "--write-baseline",
                                                  help="Write today's findings to this baseline file and exit 0."),
@@ -270,8 +276,10 @@ def check(
         hidden = len(findings) - len(kept)
         findings = kept
 
+    if show_witness is None:
+        show_witness = output_file is None and sys.stdout.isatty()
     text = _render(findings, sources, output_format, show_statistics, notifications, hidden,
-                   color=output_file is None and _use_color())
+                   color=output_file is None and _use_color(), witness=show_witness)
     if output_file is not None:
         try:
             with open(output_file, "w", encoding="utf-8") as fh:
@@ -302,7 +310,8 @@ def present(findings: list[Finding], results: list[FileResult]) -> tuple[list[Fi
     out: list[Finding] = []
     for res in results:
         if res.text is not None and res.path.endswith(".ptx") and ".loc" in res.text:
-            out.extend(relocate([f for f in findings if f.path == res.path], res.text, res.path, sources))
+            out.extend(relocate([f for f in findings if f.path == res.path], res.text, res.path, sources,
+                                library_predicate(res.options, res.path)))
     moved = {id(f) for r in results if r.text is not None and r.path.endswith(".ptx") and ".loc" in r.text
              for f in findings if f.path == r.path}
     out.extend(f for f in findings if id(f) not in moved)
@@ -367,6 +376,7 @@ def _source_options(options: Options, define: list[str] | None, compile_: bool,
     options.compile = compile_
     options.nvcc_args = (tuple(db.nvcc_args) if db else ()) + tuple(nvcc_arg or ())
     options.include_dirs = tuple(include_dir or ()) + (tuple(db.include_dirs) if db else ()) + options.include_dirs
+    options.library_dirs = tuple(db.library_dirs) if db else ()
     return options
 
 
@@ -394,10 +404,10 @@ def summary(findings: list[Finding], hidden: int = 0, failed: bool = False) -> s
 
 
 def _render(findings: list[Finding], sources: dict[str, str], fmt: OutputFormat, show_statistics: bool,
-            notifications: list[str], hidden: int, color: bool) -> str:
+            notifications: list[str], hidden: int, color: bool, witness: bool = False) -> str:
     """The text of standard output (or ``--output-file``) for ``fmt``: the findings only (the CLI prints
     ``summary`` on standard error for the terminal formats, as clang-tidy does, so that pipes get findings
-    only)."""
+    only).  ``witness``: the text format shows each finding's code-flow steps under it."""
     from tmemlint.names import demangle_message
 
     if show_statistics:
@@ -426,7 +436,7 @@ def _render(findings: list[Finding], sources: dict[str, str], fmt: OutputFormat,
         else:
             from tmemlint.report.text import format_text
 
-            out = format_text(shown, sources, color=color)
+            out = format_text(shown, sources, color=color, witness=witness)
     return out
 
 

@@ -38,6 +38,8 @@ class Flags:
     """What one file's entry says: include folders (absolute), ``NAME[=VALUE]`` macros, and nvcc arguments."""
 
     include_dirs: list[str] = field(default_factory=list)
+    #: The ``-isystem`` folders among ``include_dirs``: their headers are library code (``tmemlint.libraries``).
+    library_dirs: list[str] = field(default_factory=list)
     defines: list[str] = field(default_factory=list)
     nvcc_args: list[str] = field(default_factory=list)
 
@@ -99,6 +101,8 @@ def parse_arguments(directory: str, args: list[str]) -> Flags:
             if value:
                 out.include_dirs.append(absolute(value))
                 out.nvcc_args.append("-I" + absolute(value))
+                if inc == "-isystem":
+                    out.library_dirs.append(absolute(value))
             continue
         dfn = next((f for f in _DEFINE if a == f or a.startswith(f)), None)
         if dfn is not None:

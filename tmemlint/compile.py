@@ -29,6 +29,7 @@ import tempfile
 
 from tmemlint.findings import CheckError, Finding, Related
 from tmemlint.ir import Instruction, Module, SourcePos
+from tmemlint.lineinfo import inline_chain
 
 #: Seconds nvcc may run for one file.
 NVCC_TIMEOUT = 300
@@ -116,9 +117,10 @@ def compile_to_ptx(text: str, path: str, nvcc_args=(), defines: dict[str, str] |
 class _SourceMapper:
     """Maps PTX lines of a module to source positions (the ``.loc`` of the instruction on the line)."""
 
-    def __init__(self, module: Module, path: str, ptx_text: str | None = None):
+    def __init__(self, module: Module, path: str, ptx_text: str | None = None, library=None):
         self.path = path
-        self.chain = _inline_chain(ptx_text) if ptx_text else {}
+        self.library = library
+        self.chain = inline_chain(ptx_text) if ptx_text else {}
         self.real = os.path.realpath(path)
         self.folder = os.path.dirname(path)
         self.by_line: dict[int, Instruction] = {}
@@ -152,7 +154,13 @@ class _SourceMapper:
         return self._lines[shown]
 
     def is_library(self, name: str) -> bool:
-        """Whether ``.file`` ``name`` is a library header: outside the current folder and the source's folder."""
+        """Whether ``.file`` ``name`` is a library header: outside the current folder and the source's folder,
+        or a library by ``library`` (``tmemlint.libraries``: CUTLASS, CuTe, cccl, the toolkit, ``-isystem``,
+        ``library-paths``); the checked file itself never is."""
+        if self.file(name) == self.path:
+            return False
+        if self.library is not None and self.library(self.file(name)):
+            return True
         if not os.path.isabs(name):
             return False
         real = os.path.realpath(name)
@@ -183,16 +191,17 @@ class _SourceMapper:
 
 
 def map_findings(findings: list[Finding], module: Module, path: str, source_text: str | None = None,
-                 ptx_text: str | None = None) -> list[Finding]:
+                 ptx_text: str | None = None, library=None) -> list[Finding]:
     """PTX findings of ``module`` moved to the source positions of their instructions (``path`` is how the
     source file is shown; ``source_text`` its text, to put an inline-asm instruction where its text starts in
     the asm string, as source mode does: ``tmemlint.lineinfo.snap_to_asm``; ``ptx_text`` the PTX, whose ``.loc``
-    lines chain the call sites of code inlined from library headers); one finding per (file, line, column,
-    code)."""
+    lines chain the call sites of code inlined from library headers; ``library``: which files are library headers,
+    ``tmemlint.libraries``); one finding per (file, line, column, code); the code-flow steps are mapped the same
+    way."""
     from tmemlint.lineinfo import snap_to_asm
 
     source_lines = source_text.split("\n") if source_text is not None else None
-    m = _SourceMapper(module, path, ptx_text)
+    m = _SourceMapper(module, path, ptx_text, library)
     out = []
     seen = set()
     for f in findings:
@@ -205,8 +214,10 @@ def map_findings(findings: list[Finding], module: Module, path: str, source_text
         else:
             where = (m.file(src.file), src.line, max(src.column, 1))
         related = []
-        if lib is not None:
-            related.append(Related(m.file(lib.file), lib.line, max(lib.column, 1), "in this library header"))
+        if lib is not None:  # where the instruction's text starts in the header's asm string, as in PTX mode
+            shown, inst = m.file(lib.file), m.by_line.get(f.line)
+            at = snap_to_asm(m.lines(shown), lib.line, max(lib.column, 1), inst.opcode if inst else None)
+            related.append(Related(shown, at[0], at[1], "in this library header"))
         for r in f.related:
             rs = m.src(r.line, None)
             if rs is not None:
@@ -224,30 +235,18 @@ def map_findings(findings: list[Finding], module: Module, path: str, source_text
             continue
         seen.add(key)
         message = _LINE_REF.sub(lambda mo, shown=where[0]: _source_line(mo, m, shown), f.message)
+        flow = []
+        for st in f.flow:
+            ss = m.src(st.line, None)
+            if ss is not None:
+                flow.append(Related(m.file(ss.file), ss.line, max(ss.column, 1), st.message, st.thread))
         out.append(Finding(where[0], where[1], where[2], where[1], where[2] + 1, f.code, f.name, f.severity,
-                           message, related, [], f.function))
+                           message, related, flow, f.function))
     return out
 
 
 _LINE_REF = re.compile(r"\bline (\d+)\b")
 _TMP_PREFIX = "tmemlint-nvcc-"
-
-
-_FILE_DIRECTIVE = re.compile(r'\s*\.file\s+(\d+)\s+"([^"]*)"')
-_LOC_DIRECTIVE = re.compile(r"\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)\b.*?\binlined_at\s+(\d+)\s+(\d+)\s+(\d+)")
-
-
-def _inline_chain(ptx_text: str) -> dict[tuple[str, int, int], tuple[str, int, int]]:
-    """``(file, line, column)`` of a ``.loc`` → the call site it was inlined at, from every ``.loc … inlined_at``
-    line of the PTX (nvcc writes one site per ``.loc``: a helper of ``cuda_bf16.hpp`` inlined into another one
-    names that one, whose own ``.loc``, on the line before, names the user's call)."""
-    files = {int(m.group(1)): m.group(2) for m in _FILE_DIRECTIVE.finditer(ptx_text)}
-    out: dict[tuple[str, int, int], tuple[str, int, int]] = {}
-    for m in _LOC_DIRECTIVE.finditer(ptx_text):
-        f, site = files.get(int(m.group(1))), files.get(int(m.group(4)))
-        if f is not None and site is not None:
-            out.setdefault((f, int(m.group(2)), int(m.group(3))), (site, int(m.group(5)), int(m.group(6))))
-    return out
 
 
 def _relative(path: str) -> str:

@@ -20,6 +20,8 @@ Keys (unknown keys and unknown rule codes are errors that name the file and the 
     respect-gitignore = false            # folder searches read what .gitignore / .ignore ignore too (default true)
     include-dirs = ["include"]           # folders for quoted #include in source mode (relative to this file)
     defines = ["USE_TMEM", "STAGES=4"]   # -D NAME[=VALUE] for the #if of CUDA sources (or a table NAME = VALUE)
+    library-paths = ["third_party/**"]   # library headers: a finding there moves to the user's call (globs;
+                                         # CUTLASS, CuTe, cccl and the toolkit's include folders always are)
     [tool.tmemlint.severity]             # ([severity] in tmemlint.toml)
     TM301 = "error"                      # error | warning | info
     [tool.tmemlint.per-file-ignores]
@@ -47,7 +49,7 @@ from tmemlint.checks.registry import RULES, load_all, resolve_prefix
 from tmemlint.options import Options
 
 KEYS = ("select", "extend-select", "ignore", "severity", "per-file-ignores", "fail-on", "ctas-per-sm", "exclude",
-        "extend-exclude", "force-exclude", "respect-gitignore", "include-dirs", "defines")
+        "extend-exclude", "force-exclude", "respect-gitignore", "include-dirs", "defines", "library-paths")
 #: Folders and files skipped in folder searches unless ``exclude`` replaces this list (ruff's defaults, plus
 #: ``build``, where CMake and setuptools leave copies of generated code): version-control and tool folders,
 #: virtual environments and installed packages.
@@ -85,6 +87,8 @@ class Config:
     include_dirs: tuple[str, ...] = ()
     #: ``-D`` definitions for CUDA sources: (name, value) pairs in file order (a bare name is ``"1"``).
     defines: tuple[tuple[str, str], ...] = ()
+    #: Globs of library headers (``tmemlint.libraries``), relative to ``root``.
+    library_paths: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -271,6 +275,8 @@ def parse_config(table: dict, source: Path, prefix: str = "") -> Config:
         kw["exclude"] = _globs(table["exclude"], where("exclude"))
     if "extend-exclude" in table:
         kw["extend_exclude"] = _globs(table["extend-exclude"], where("extend-exclude"))
+    if "library-paths" in table:
+        kw["library_paths"] = _globs(table["library-paths"], where("library-paths"))
     for key in ("force-exclude", "respect-gitignore"):
         if key in table:
             if not isinstance(table[key], bool):
@@ -470,7 +476,8 @@ class Settings:
         ctas = o.ctas_per_sm if o.ctas_per_sm is not None else (cfg.ctas_per_sm if cfg else None)
         return Options(None if codes is None else set(codes), severity=dict(cfg.severity) if cfg else {},
                        fail_on=fail_on, ctas_per_sm=ctas, include_dirs=cfg.include_dirs if cfg else (),
-                       defines=dict(cfg.defines) if cfg else {})
+                       defines=dict(cfg.defines) if cfg else {},
+                       library_paths=tuple((str(cfg.root), g) for g in cfg.library_paths) if cfg else ())
 
 
 def split_selectors(values: Iterable[str] | None) -> list[str]:

@@ -26,12 +26,17 @@ class CheckError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Related:
-    """A related place: 1-based ``line``/``column`` in ``path`` and what happens there ("allocated here")."""
+    """A related place: 1-based ``line``/``column`` in ``path`` and what happens there ("allocated here").
+
+    ``thread``: on a code-flow step (``Finding.flow``), the warp class that executes it as the rules name it
+    ("warp 2", "warps 4-7"; ``WarpClass.__repr__``), None when the step is not tied to one class; SARIF puts the
+    steps of each class in a thread flow of their own."""
 
     path: str
     line: int
     column: int
     message: str
+    thread: str | None = None
 
 
 #: How many affected places a grouped finding's message names before "and N more".
@@ -73,7 +78,8 @@ class Finding:
     """One diagnostic.  ``line``/``column`` are 1-based; ``end_column`` is exclusive, on ``end_line``.
 
     ``flow`` lists the steps of a
-    multi-step finding (for SARIF code flows), each a Related.  ``fingerprint`` is set by the engine after the
+    multi-step finding in execution order (the witness: SARIF code flows, ``flow`` in JSON, ``--show-witness``),
+    each a Related whose ``thread`` names its warp class.  ``fingerprint`` is set by the engine after the
     rules ran (``tmemlint.fingerprint``): a hex string that identifies the finding across unrelated edits of the
     file (SARIF ``partialFingerprints``, baseline keys); it is not part of the JSON form."""
 
@@ -110,10 +116,10 @@ class Finding:
         and code-flow steps that are new, the higher severity, and its group's places (the message is then
         rendered again from the merged group)."""
         for mine, theirs in ((self.related, other.related), (self.flow, other.flow)):
-            seen = {(r.path, r.line, r.column, r.message) for r in mine}
+            seen = {(r.path, r.line, r.column, r.message, r.thread) for r in mine}
             for r in theirs:
-                if (r.path, r.line, r.column, r.message) not in seen:
-                    seen.add((r.path, r.line, r.column, r.message))
+                if (r.path, r.line, r.column, r.message, r.thread) not in seen:
+                    seen.add((r.path, r.line, r.column, r.message, r.thread))
                     mine.append(r)
         if other.severity.rank > self.severity.rank:
             self.severity = other.severity

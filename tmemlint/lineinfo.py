@@ -12,6 +12,10 @@ folder, else to the current folder, else as absolute paths):
   the place source mode reports, since nvcc's ``.loc`` names the statement's last operand line;
 * the PTX position stays as the first related place (``the PTX instruction``), the other related places and
   code-flow steps move the same way, and ``inlined_at`` call sites become ``called from here (inlined)``;
+* a finding placed in a library header (``library``: CUTLASS, CuTe, cccl, the toolkit, ``-isystem`` folders,
+  ``library-paths``; ``tmemlint.libraries``) moves to the user's frame of its inline chain, the call into the
+  library (the chain continues through the ``.loc`` of each call site: nvcc names one site per ``.loc``); the
+  header place becomes the related place ``in this library header``;
 * ``line N`` in the message becomes the CUDA line of PTX line N;
 * findings of one rule that move to the same source position (the PTX instructions of an unrolled loop, or the
   inlined copies of a helper) are one finding there (rules catalog "Grouping"): related places and code-flow steps
@@ -28,7 +32,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import MutableMapping
+from typing import Callable, MutableMapping
 
 from tmemlint.findings import Finding, Group, Related
 
@@ -233,7 +237,7 @@ class _Mapper:
 
     def related(self, r: Related) -> Related:
         got = self.place(r.line) if r.path == self.ptx_path else None
-        return r if got is None else Related(got[0], got[1], got[2], r.message)
+        return r if got is None else Related(got[0], got[1], got[2], r.message, r.thread)
 
     def message(self, text: str, shown: str) -> str:
         def sub(mo: re.Match) -> str:
@@ -245,12 +249,44 @@ class _Mapper:
         return _LINE_REF.sub(sub, text)
 
 
+_LOC_INLINED = re.compile(r"^[^\S\n]*\.loc[^\S\n]+(\d+)[^\S\n]+(\d+)[^\S\n]+(\d+)\b[^\n]*?\binlined_at[^\S\n]+"
+                          r"(\d+)[^\S\n]+(\d+)[^\S\n]+(\d+)", re.M)
+
+
+def inline_chain(ptx_text: str) -> dict[tuple[str, int, int], tuple[str, int, int]]:
+    """``(file, line, column)`` of a ``.loc`` → the call site it was inlined at, from every ``.loc … inlined_at``
+    line of the PTX.  nvcc writes one site per ``.loc``: a helper of ``cute/…`` inlined into another one names
+    that one, whose own ``.loc`` names the next call out, up to the kernel's."""
+    files = {int(m.group(1)): m.group(2) for m in _FILE_TEXT.finditer(ptx_text)}
+    out: dict[tuple[str, int, int], tuple[str, int, int]] = {}
+    for m in _LOC_INLINED.finditer(ptx_text):
+        f, site = files.get(int(m.group(1))), files.get(int(m.group(4)))
+        if f is not None and site is not None:
+            out.setdefault((f, int(m.group(2)), int(m.group(3))), (site, int(m.group(5)), int(m.group(6))))
+    return out
+
+
+def call_sites(first: tuple[tuple[str, int, int], ...], chain: dict, limit: int = 64) -> list[tuple[str, int, int]]:
+    """The call sites of a position, innermost first: its own ``inlined_at`` sites ``first``, then each site's
+    own site in ``chain`` (``inline_chain``), at most ``limit``."""
+    sites = list(first)
+    while len(sites) < limit and sites:
+        nxt = chain.get(sites[-1])
+        if nxt is None or nxt in sites:
+            break
+        sites.append(nxt)
+    return sites
+
+
 def relocate(findings: list[Finding], ptx_text: str, ptx_path: str,
-             sources: MutableMapping[str, str] | None = None) -> list[Finding]:
+             sources: MutableMapping[str, str] | None = None,
+             library: Callable[[str], bool] | None = None) -> list[Finding]:
     """``findings`` of the PTX file ``ptx_path`` (text ``ptx_text``) moved to their CUDA source lines (see the
     module docstring).  ``sources`` (display path → text) is read for code frames and fingerprints, and gets the
     source files that were read.  Findings that stay on the PTX keep their fingerprints; moved ones get those of
-    their CUDA lines."""
+    their CUDA lines.  ``library(path)`` says which source files are library headers (``tmemlint.libraries``): a
+    finding placed in one moves to the innermost call site of its inline chain in the user's files (the call into
+    the library), with the header place as a related place (``in this library header``)."""
     from tmemlint.fingerprint import assign_fingerprints
 
     if not findings:
@@ -261,6 +297,7 @@ def relocate(findings: list[Finding], ptx_text: str, ptx_path: str,
     out: list[Finding] = []
     moved: dict[str, list[Finding]] = {}
     first: dict[tuple, Finding] = {}  # (path, line, column, code, function) -> the moved finding there
+    chain = None  # inline_chain(ptx_text), read when a finding falls in a library header
     for f in findings:
         got = m.place(f.line)
         if got is None:
@@ -273,8 +310,21 @@ def relocate(findings: list[Finding], ptx_text: str, ptx_path: str,
         path, line, col, end = got
         loc = m.locs[f.line]
         related = [Related(ptx_path, f.line, f.column, "the PTX instruction")]
+        sites = list(loc.inlined_at)
+        if library is not None and library(path):
+            if chain is None:
+                chain = inline_chain(ptx_text)
+            sites = call_sites(loc.inlined_at, chain)
+            user = next((k for k, (name, _, _) in enumerate(sites)
+                         if m.file(name) is not None and (k == len(sites) - 1 or not library(m.file(name)))), None)
+            if user is not None:  # the user's frame: the finding goes there, the header is a related place
+                related.append(Related(path, line, col, "in this library header"))
+                name, ln, c = sites[user]
+                path, line, col = m.file(name), ln, max(c, 1)
+                end = col + 1
+                sites = sites[user + 1:]
         related += [m.related(r) for r in f.related]
-        for name, ln, c in loc.inlined_at:
+        for name, ln, c in sites:
             site = m.file(name)
             if site is not None:
                 related.append(Related(site, ln, max(c, 1), "called from here (inlined)"))

@@ -29,6 +29,10 @@ class Options:
     nvcc_args: tuple[str, ...] = ()
     #: Folders searched for quoted includes (``-I``, ``include-dirs``), after the including file's folder.
     include_dirs: tuple[str, ...] = ()
+    #: Library headers (``tmemlint.libraries``): ``(root, glob)`` pairs of the configuration's ``library-paths``,
+    #: and the ``-isystem`` folders of ``-p`` (absolute).  A finding placed in one moves to the user's frame.
+    library_paths: tuple[tuple[str, str], ...] = ()
+    library_dirs: tuple[str, ...] = ()
     #: Processes one large PTX file may be split over (``engine.SPLIT_MIN_LINES`` lines of code and two kernels
     #: that use TMEM); the CLI sets it to ``--jobs`` (with several files too, from ``engine.SPLIT_MIN_LINES_SHARED``
     #: lines: a big file started first is split while the other workers take the small files).

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator
 from tmemlint.checks.registry import RULES, Rule, load_all
 from tmemlint.findings import CheckError, Finding, Severity
 from tmemlint.ir import Function, Module
+from tmemlint.libraries import library_predicate
 from tmemlint.options import Options
 
 if TYPE_CHECKING:
@@ -479,12 +480,13 @@ def findings_of(unit: Unit) -> list[Finding]:
 
         with _no_gc():
             found = unit.diagnostics + check(analyse(unit), enabled_rules(unit.options))
-        return with_inline_context(found, unit.cuda)
+        return with_inline_context(found, unit.cuda, library_predicate(unit.options, unit.path))
     found = check(analyse(unit), enabled_rules(unit.options))
     if unit.ptx is not None:
         from tmemlint.compile import map_findings
 
-        return unit.diagnostics + map_findings(found, unit.module, unit.path, unit.text, unit.ptx)
+        return unit.diagnostics + map_findings(found, unit.module, unit.path, unit.text, unit.ptx,
+                                               library_predicate(unit.options, unit.path))
     return unit.diagnostics + found
 
 

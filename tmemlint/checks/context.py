@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from tmemlint.analysis.cfg import CFG, build_cfg
+from tmemlint.analysis.flow import executing_classes, warps_of
 from tmemlint.analysis.lifecycle import Lifecycle
 from tmemlint.analysis.order import SyncModel
 from tmemlint.analysis.paths import BudgetExceeded, PropertySimulation
@@ -13,9 +14,29 @@ from tmemlint.analysis.regions import AddressSets
 from tmemlint.analysis.threads import ThreadModel, thread_model
 from tmemlint.analysis.tmem import TmemSites, tmem_sites
 from tmemlint.analysis.values import ValueAnalysis
+from tmemlint.analysis.witness import branch_steps
 from tmemlint.checks.registry import RULES
 from tmemlint.findings import Finding, Group, Related, Severity
 from tmemlint.ir import Function, Instruction, Module, Span
+
+
+#: Rules whose verdict depends on a path or on which warp class executes what: each of their findings carries a
+#: witness (``Finding.flow``).  A rule that gives no flow of its own gets one from its places (the finding's and
+#: the related instructions, in program order, each with the warp class that executes it, and the branch
+#: decisions between the steps of one class: ``tmemlint.analysis.witness``).
+PATH_SENSITIVE = frozenset({
+    "TM101", "TM104", "TM105", "TM107", "TM108", "TM109", "TM111",
+    "TM201", "TM203", "TM204", "TM205", "TM206",
+    "TM302", "TM303", "TM304", "TM305", "TM306", "TM307", "TM308", "TM309",
+    "TM311", "TM312", "TM313", "TM314",
+})
+
+#: Rules of a missing order (a completion, a barrier): their witnesses also show the synchronizations on the
+#: path and, for each further warp class, the last one it executes before its step (``FunctionContext.witness``).
+ORDER_WITNESS = frozenset({"TM302", "TM303", "TM304", "TM305", "TM307", "TM308", "TM313"})
+
+#: A code-flow step as a rule gives it: ``(where, what happens there)`` or ``(where, what, warp class)``.
+Step = tuple
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,36 +131,117 @@ class FunctionContext:
                 self.bounded.append(f"path simulation of {klass!r} exceeded its budget")
         return out
 
-    def related(self, where: Instruction | Span, message: str) -> Related:
+    def related(self, where: Instruction | Span, message: str, thread: str | None = None) -> Related:
         span = where.span if isinstance(where, Instruction) else where
-        return Related(self.path, span.line, span.column, message)
+        return Related(self.path, span.line, span.column, message, thread)
+
+    @cached_property
+    def executing(self) -> dict[int, frozenset[int]]:
+        """Instruction index → indices of the warp classes that may execute it (``analysis.flow``), for the
+        threads of default witnesses; computed only when a finding needs one."""
+        return executing_classes(self.cfg, self.values, self.threads)[0]
+
+    def _class_of(self, inst: Instruction):
+        """``(WarpClass or None, label or None)`` of the warp classes that execute ``inst``."""
+        got = self.executing.get(inst.index)
+        if not got:
+            return None, None
+        if len(got) == 1:
+            k = self.threads.classes[next(iter(got))]
+            return k, repr(k)
+        ws = warps_of(got, self.threads)
+        return None, ("warp " if len(ws) == 1 else "warps ") + ", ".join(map(str, ws))
+
+    def witness(self, steps, facts: frozenset = frozenset(), avoid=None, code: str | None = None) -> list[Related]:
+        """The code flow of ``steps`` (``Step``s, in execution order): each step a Related with its warp class,
+        and between two consecutive instructions of one class the branch decisions of a path of that class
+        from one to the other that agrees with ``facts`` and executes no instruction for which ``avoid`` holds
+        (``analysis.witness.branch_steps``; an ``exit``/``ret`` step ends that path at kernel exit).  For the
+        rules of a missing order (``ORDER_WITNESS``, rule ``code``), the synchronizations on that path are steps
+        too, and a step of another class is preceded by the last synchronization that class executes before it:
+        the barrier that does not order it."""
+        out: list[Related] = []
+        prev = None
+        seen: list = []
+        order = code in ORDER_WITNESS
+        for st in steps:
+            where, msg = st[0], st[1]
+            klass = st[2] if len(st) > 2 else None
+            label = klass if isinstance(klass, str) or klass is None else repr(klass)
+            real = klass is not None and not isinstance(klass, str) and isinstance(where, Instruction)
+            got = None
+            try:
+                if real and prev is not None and prev[1] is klass:
+                    got = branch_steps(self.cfg, self.values, klass, prev[0], where, facts, avoid, syncs=order)
+                elif real and order and seen and not any(k is klass for k in seen):
+                    got = [b for b in branch_steps(self.cfg, self.values, klass, None, where, syncs=True) or ()
+                           if b.kind == "sync"][-1:]
+                    got = [replace(b, text=f"the last synchronization of {label} before it: {b.text}")
+                           for b in got]
+            except RecursionError:
+                got = None
+            for b in got or ():
+                out.append(self.related(b.inst, b.text if b.kind == "branch" or b.text.startswith("the last")
+                                        else f"passes {b.text}", label))
+            out.append(self.related(where, msg, label))
+            if real:
+                seen.append(klass)
+            prev = (where, klass) if isinstance(where, Instruction) else None
+        return out
+
+    def _default_flow(self, code: str, where, related) -> list[Related]:
+        """The witness of a path-sensitive finding whose rule gave none: the related instructions (the rules name
+        the earlier event there: the alloc, the load, the MMA still reading, the access before the free), then the
+        finding's own instruction, each with the class that executes it (``witness``)."""
+        places = [(w, m) for w, m in related if isinstance(w, Instruction) and w is not where] + \
+            [(where, f"{where.family if isinstance(where, Instruction) else 'here'}: "
+                     f"{RULES[code].name}")]
+        if not isinstance(where, Instruction):
+            return [self.related(w, m) for w, m in places]
+        steps = []
+        for w, m in places:
+            klass, label = self._class_of(w)
+            steps.append((w, m, klass if klass is not None else label))
+        return self.witness(steps, code=code)
 
     def report(self, code: str, where: Instruction | Span, message: str,
-               related: list[tuple[Instruction | Span, str]] = (), flow: list[tuple[Instruction | Span, str]] = (),
-               severity: Severity | None = None, group: Grouping | None = None):
+               related: list[tuple[Instruction | Span, str]] = (), flow: list[Step] = (),
+               severity: Severity | None = None, group: Grouping | None = None, facts: frozenset = frozenset(),
+               avoid=None):
         """Emit a finding of rule ``code`` at ``where`` (an instruction: its whole text is the range), with the
         rule's default severity unless ``severity`` is given (rules with two severities, e.g. TM106).  With
         ``group``, reports of the same root cause are merged into one finding at ``group.at`` (``Grouping``);
-        ``message`` is then not used, ``related`` places other than ``group.at`` are kept."""
+        ``message`` is then not used, ``related`` places other than ``group.at`` are kept.  ``flow``: the witness
+        steps (``witness``, with ``facts`` and ``avoid``); a ``PATH_SENSITIVE`` rule that gives none gets
+        ``_default_flow``."""
         r = RULES[code]
         span = where.span if isinstance(where, Instruction) else where
         if group is not None:
             place = Related(self.path, span.line, span.column, group.place)
+            step = Related(self.path, span.line, span.column, group.place,
+                           self._class_of(where)[1] if isinstance(where, Instruction) else None)
             hit = self._groups.get((code, group.key))
             if hit is None:
                 at = group.at.span
                 first = next((m for w, m in related if w is group.at), "the instruction that needs the completion")
                 hit = Finding(self.path, at.line, at.column, at.end_line, at.end_column, code, r.name,
-                              severity or r.severity, "", [], [self.related(group.at, first)], self.function.name,
+                              severity or r.severity, "", [],
+                              [self.related(group.at, first, self._class_of(group.at)[1])], self.function.name,
                               group=Group(group.headline))
                 self._groups[(code, group.key)] = hit
                 self.findings.append(hit)
             hit.absorb(Finding(self.path, span.line, span.column, span.end_line, span.end_column, code, r.name,
                                severity or r.severity, "",
-                               [place] + [self.related(w, m) for w, m in related if w is not group.at], [place],
+                               [place] + [self.related(w, m) for w, m in related if w is not group.at], [step],
                                self.function.name, group=Group(group.headline, (place,))))
             hit.related.sort(key=lambda x: (x.path, x.line, x.column))
             return
+        if flow:
+            steps = self.witness(flow, facts, avoid, code)
+        elif code in PATH_SENSITIVE:
+            steps = self._default_flow(code, where, related)
+        else:
+            steps = []
         self.findings.append(Finding(
             self.path, span.line, span.column, span.end_line, span.end_column, code, r.name, severity or r.severity, message,
-            [self.related(w, m) for w, m in related], [self.related(w, m) for w, m in flow], self.function.name))
+            [self.related(w, m) for w, m in related], steps, self.function.name))

@@ -43,10 +43,11 @@ def tmem_leak(ctx):
         ncols = sites.ncols.get(site.index)
         what = f"{ncols} TMEM columns" if ncols else "TMEM columns"
         related = []
-        flow = [(site, f"allocated here ({run.klass!r})")]
+        flow = [(site, "allocated here", run.klass)]
         if st.exit_inst is not None:
             related.append((st.exit_inst, f"the kernel exits here with the allocation live ({run.klass!r})"))
-            flow.append((st.exit_inst, "exits here without tcgen05.dealloc"))
+            flow.append((st.exit_inst, "exits here without tcgen05.dealloc", run.klass))
+        witness = {"facts": st.facts, "avoid": lambda i: i.family == "tcgen05.dealloc"}
         frees = {("f", slot), ("f", "*")}
         if lc.conditional(run, st, lambda s: bool(s.prop & frees)):
             ctx.report("TM101", site,
@@ -54,12 +55,12 @@ def tmem_leak(ctx):
                        f"differently from {run.klass!r} on values each computed itself (a tile loop that runs zero "
                        f"times for one role, a tile valid for one role only): if every warp sees the same tiles, as a "
                        f"launch normally guarantees, this path cannot happen", related, flow,
-                       severity=Severity.WARNING)
+                       severity=Severity.WARNING, **witness)
             continue
         ctx.report("TM101", site,
                    f"{what} allocated here are not deallocated on some path to kernel exit "
                    f"(a CTA that exits holding TMEM makes the next CTA's tcgen05.alloc wait forever)",
-                   related, flow)
+                   related, flow, **witness)
     # allocations made in .func callees (analysis.calls): reported at the callee's alloc, the call as related
     callee_sites = lc.callee_alloc_sites()
     for slot in sorted(callee_sites, key=lambda s: (callee_sites[s][1].index, callee_sites[s][0].index)):
@@ -77,10 +78,10 @@ def tmem_leak(ctx):
         what = f"{ncols} TMEM columns" if ncols else "TMEM columns"
         callee = lc.calls[call.index].function.name
         related = [(call, f"{callee} is called here by {ctx.function.name} ({run.klass!r})")]
-        flow = [(call, f"calls {callee} ({run.klass!r})"), (site, "allocated here")]
+        flow = [(call, f"calls {callee}", run.klass), (site, "allocated here", repr(run.klass))]
         if st.exit_inst is not None:
             related.append((st.exit_inst, f"the kernel exits here with the allocation live ({run.klass!r})"))
-            flow.append((st.exit_inst, "exits here without tcgen05.dealloc"))
+            flow.append((st.exit_inst, "exits here without tcgen05.dealloc", repr(run.klass)))
         ctx.report("TM101", site,
                    f"{what} allocated here (in {callee}, called by kernel {ctx.function.name} at line "
                    f"{call.span.line}) are not deallocated on some path to kernel exit (a CTA that exits holding "

@@ -3,8 +3,10 @@
 Each finding is ``Finding.to_json`` plus ``url`` (its rule's page, ``tmemlint.docs.rule_url``), ``function``
 (the function or kernel as PTX names it, mangled for C++) and ``function_demangled`` (as people read it), and
 ``fingerprint`` (``tmemlint.fingerprint``, as in SARIF and baselines), and ``flow`` (the code-flow steps, as SARIF
-``codeFlows`` shows them: for TM302/TM303 the tcgen05.ld/st, then each place that needs its completion; an empty
-list for a finding of one place); messages name functions demangled."""
+``codeFlows`` shows them, in execution order, each with ``thread``: the warp class that executes it, "warp 2",
+or null: the witness of a path-sensitive finding, e.g. the alloc, the branch decisions, the exit of a leak; for
+TM302/TM303 the tcgen05.ld/st, then each place that needs its completion; an empty list for a finding of one place
+of a rule that is not path-sensitive); messages name functions demangled."""
 
 from __future__ import annotations
 
@@ -24,7 +26,8 @@ def finding_json(f: Finding) -> dict:
     d["function"] = f.function
     d["function_demangled"] = demangle(f.function) if f.function else None
     d["fingerprint"] = f.fingerprint or None
-    d["flow"] = [{"path": s.path, "line": s.line, "column": s.column, "message": s.message} for s in f.flow]
+    d["flow"] = [{"path": s.path, "line": s.line, "column": s.column, "message": s.message, "thread": s.thread}
+                 for s in f.flow]
     return d
 
 

@@ -5,7 +5,7 @@ Markdown, ``helpUri``, default level and enablement, tags).  Each result has ``r
 ``message``, one location (an ``artifactLocation`` relative to ``%SRCROOT%``, the current folder, whose absolute
 address is given in ``originalUriBaseIds``; a file outside it gets an absolute ``file://`` address), its region
 (1-based lines and columns, ``endColumn`` exclusive), ``relatedLocations``, ``codeFlows`` when the finding has
-steps, and ``partialFingerprints`` (``tmemlint.fingerprint``).  GitHub's upload limits are kept: at most 25,000
+steps (its witness: one thread flow per warp class, ``thread_flows``), and ``partialFingerprints`` (``tmemlint.fingerprint``).  GitHub's upload limits are kept: at most 25,000
 results (then a notification says how many were left out) and 1,000 related locations per result.
 """
 
@@ -76,6 +76,33 @@ def _related(i: int, r: Related, root: str | None) -> dict:
     return {"id": i, "physicalLocation": _physical(r.path, r.line, r.column, root), "message": {"text": r.message}}
 
 
+def thread_flows(flow: Sequence[Related], root: str | None = None) -> list[dict]:
+    """The SARIF ``threadFlows`` of a witness: one per warp class (``Related.thread``) in the order the classes
+    first appear, each with ``id`` and ``message`` naming the class and its steps in execution order; a step's
+    ``executionOrder`` is its place in the whole witness (1-based), so a viewer can interleave the classes.  A step
+    that names no class joins the class of the next step (else of the previous one); a witness that names none is
+    one thread flow without ``id``."""
+    labels = [s.thread for s in flow]
+    for k in range(len(labels) - 2, -1, -1):
+        if labels[k] is None:
+            labels[k] = labels[k + 1]
+    for k in range(1, len(labels)):
+        if labels[k] is None:
+            labels[k] = labels[k - 1]
+    flows: dict[str | None, list[dict]] = {}
+    for order, (s, label) in enumerate(zip(flow, labels), 1):
+        flows.setdefault(label, []).append({
+            "location": {"physicalLocation": _physical(s.path, s.line, s.column, root), "message": {"text": s.message}},
+            "executionOrder": order})
+    out = []
+    for label, steps in flows.items():
+        tf: dict = {"locations": steps}
+        if label is not None:
+            tf = {"id": label, "message": {"text": label}, "locations": steps}
+        out.append(tf)
+    return out
+
+
 def _result(f: Finding, index: dict[str, int], root: str | None) -> dict:
     res = {
         "ruleId": f.code,
@@ -87,9 +114,7 @@ def _result(f: Finding, index: dict[str, int], root: str | None) -> dict:
     if f.related:
         res["relatedLocations"] = [_related(i, r, root) for i, r in enumerate(f.related[:MAX_RELATED], 1)]
     if f.flow:
-        steps = [{"location": {"physicalLocation": _physical(s.path, s.line, s.column, root),
-                               "message": {"text": s.message}}} for s in f.flow]
-        res["codeFlows"] = [{"threadFlows": [{"locations": steps}]}]
+        res["codeFlows"] = [{"threadFlows": thread_flows(f.flow, root)}]
     if f.fingerprint:
         res["partialFingerprints"] = {FINGERPRINT_KEY: f.fingerprint}
     if f.function:

@@ -38,10 +38,28 @@ def code_frame(line_text: str, line: int, column: int, end_column: int | None, c
             f"  {gutter} {bar} {pad}{_paint('^' * (stop - start), caret_color, color)}"]
 
 
-def format_text(findings: Iterable[Finding], sources: Mapping[str, str] | None = None, color: bool = False) -> str:
+def witness_lines(f: Finding, color: bool = False) -> list[str]:
+    """The compact rendering of ``f``'s code flow (``--show-witness``): ``  witness:`` then one numbered line per
+    step, ``    N. path:line:col: [warp class] message``, the class named where it changes; no lines for a
+    finding without steps."""
+    if not f.flow:
+        return []
+    out = [f"  {_paint('witness:', _BOLD, color)}"]
+    last = None
+    for k, s in enumerate(f.flow, 1):
+        who = f"[{s.thread}] " if s.thread is not None and s.thread != last else ""
+        last = s.thread if s.thread is not None else last
+        where = _paint(f"{s.path}:{s.line}:{s.column}:", _BOLD, color)
+        out.append(f"    {k}. {where} {_paint(who, _CYAN, color) if who else ''}{s.message}")
+    return out
+
+
+def format_text(findings: Iterable[Finding], sources: Mapping[str, str] | None = None, color: bool = False,
+                witness: bool = False) -> str:
     """One block per finding: the finding line; the code frame when ``sources`` (display path → file text) has
-    the finding's file and line; then ``  path:line:col: note: message`` per related place.  Blocks are separated
-    by a blank line when frames are shown.  ``color`` adds ANSI colours."""
+    the finding's file and line; then ``  path:line:col: note: message`` per related place; with ``witness``,
+    the code-flow steps (``witness_lines``).  Blocks are separated by a blank line when frames are shown.
+    ``color`` adds ANSI colours."""
     split: dict[str, list[str]] = {}
     blocks = []
     for f in findings:
@@ -56,6 +74,8 @@ def format_text(findings: Iterable[Finding], sources: Mapping[str, str] | None =
                 block.extend(code_frame(lines[f.line - 1], f.line, f.column, end, color, _SEV_COLOR[f.severity]))
         for r in f.related:
             block.append(f"  {_paint(f'{r.path}:{r.line}:{r.column}:', _BOLD, color)} note: {r.message}")
+        if witness:
+            block.extend(witness_lines(f, color))
         blocks.append(block)
     sep = "\n\n" if sources else "\n"
     return sep.join("\n".join(b) for b in blocks) + ("\n" if blocks else "")

@@ -318,11 +318,13 @@ def diagnostic_findings(unit: CudaUnit, path: str, wants) -> list[Finding]:
     return out
 
 
-def with_inline_context(findings: list[Finding], unit) -> list[Finding]:
+def with_inline_context(findings: list[Finding], unit, library=None) -> list[Finding]:
     """Source-mode findings, one per (line, column, code), each with the call sites of the inlined helper it
     points into as related locations ("called from here (inlined)"); findings in included headers moved to the
     header's path and line; findings that depend on unseen functions dropped (``BLIND_CODES``).  ``unit`` is the
-    CudaUnit (a bare Module is accepted: one file, nothing to move)."""
+    CudaUnit (a bare Module is accepted: one file, nothing to move).  ``library(path)``: which headers are library
+    code (``tmemlint.libraries``); a finding in one moves to the innermost call site in the user's files, the
+    header place becoming a related place (``user_frame``)."""
     module = unit.module if isinstance(unit, CudaUnit) else unit
     pre = unit.pre if isinstance(unit, CudaUnit) else None
     blind = unit.blind if isinstance(unit, CudaUnit) else {}
@@ -350,7 +352,29 @@ def with_inline_context(findings: list[Finding], unit) -> list[Finding]:
         out.append(f)
     if pre is not None and len(pre.files) > 1:
         out = [_relocated(f, pre) for f in out]
+        if library is not None:
+            out = [user_frame(f, library, pre.files[0].path) for f in out]
     return sorted(out, key=Finding.sort_key)
+
+
+_CALLED = "called from here (inlined)"
+
+
+def user_frame(f: Finding, library, main: str) -> Finding:
+    """``f`` moved out of a library header (``library(f.path)``, never the main file ``main``) to the first of
+    its call sites (``called from here (inlined)``, innermost first) in the user's files: the header place
+    becomes the related place ``in this library header``, the call sites inside it are dropped."""
+    if f.path == main or not library(f.path):
+        return f
+    sites = [r for r in f.related if r.message == _CALLED]
+    user = next((k for k, r in enumerate(sites) if r.path == main or not library(r.path)), None)
+    if user is None:
+        return f
+    to = sites[user]
+    keep = [r for r in f.related if r.message != _CALLED]
+    f.related = [Related(f.path, f.line, f.column, "in this library header")] + keep + sites[user + 1:]
+    f.path, f.line, f.column, f.end_line, f.end_column = to.path, to.line, to.column, to.line, to.column + 1
+    return f
 
 
 _LINE_REF = re.compile(r"\bline (\d+)\b")
@@ -369,7 +393,7 @@ def _relocated(f: Finding, pre: Preprocessed) -> Finding:
     if f.end_line > last:
         f.end_line = pre.locate(f.end_line)[1]
     f.related = [Related(*move(r.path, r.line), r.column, r.message) for r in f.related]
-    f.flow = [Related(*move(r.path, r.line), r.column, r.message) for r in f.flow]
+    f.flow = [Related(*move(r.path, r.line), r.column, r.message, r.thread) for r in f.flow]
 
     def ref(mo: re.Match) -> str:
         p, n = move(main.path, int(mo.group(1)))
