@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator
 from tmemlint.checks.registry import RULES, Rule, load_all
 from tmemlint.findings import CheckError, Finding, Severity
 from tmemlint.ir import Function, Module
+from tmemlint.lineinfo import with_inline_context
 from tmemlint.options import Options
 
 if TYPE_CHECKING:
@@ -475,11 +476,12 @@ def findings_of(unit: Unit) -> list[Finding]:
     if unit.module is None:
         return list(unit.diagnostics)
     if unit.cuda is not None:
-        from tmemlint.frontend.cuda import with_inline_context
+        from tmemlint.frontend.cuda import BLIND_CODES
 
         with _no_gc():
             found = unit.diagnostics + check(analyse(unit), enabled_rules(unit.options))
-        return with_inline_context(found, unit.cuda)
+        cu = unit.cuda
+        return with_inline_context(found, cu.module, cu.pre, cu.blind, BLIND_CODES)
     found = check(analyse(unit), enabled_rules(unit.options))
     if unit.ptx is not None:
         from tmemlint.compile import map_findings

@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from tmemlint.findings import Finding, Related
 from tmemlint.frontend.cuda.common import Diagnostic, macro_hint
 from tmemlint.frontend.cuda.lower import Lowering
 from tmemlint.frontend.cuda.preprocess import preprocess
@@ -300,80 +299,3 @@ def _blocking_region(f: FunctionDef, reached: list[FunctionDef], calls, defined:
                 if name in r.names:
                     return r, f"{name}, which it calls, is defined under an #if that"
     return None
-
-
-def diagnostic_findings(unit: CudaUnit, path: str, wants) -> list[Finding]:
-    """The frontend diagnostics of ``unit`` as findings (``wants(code)`` filters them; lines are virtual until
-    ``with_inline_context`` moves them)."""
-    from tmemlint.checks.registry import RULES
-
-    out = []
-    for d in unit.diagnostics:
-        if not wants(d.code):
-            continue
-        r = RULES[d.code]
-        sp = d.span
-        out.append(Finding(path, sp.line, sp.column, sp.end_line, sp.end_column, d.code, r.name, r.severity,
-                           d.message))
-    return out
-
-
-def with_inline_context(findings: list[Finding], unit) -> list[Finding]:
-    """Source-mode findings, one per (line, column, code), each with the call sites of the inlined helper it
-    points into as related locations ("called from here (inlined)"); findings in included headers moved to the
-    header's path and line; findings that depend on unseen functions dropped (``BLIND_CODES``).  ``unit`` is the
-    CudaUnit (a bare Module is accepted: one file, nothing to move)."""
-    module = unit.module if isinstance(unit, CudaUnit) else unit
-    pre = unit.pre if isinstance(unit, CudaUnit) else None
-    blind = unit.blind if isinstance(unit, CudaUnit) else {}
-    by_pos: dict[tuple[int, int], object] = {}
-    for fn in module.functions:
-        for inst in fn.instructions:
-            key = (inst.span.line, inst.span.column)
-            if key not in by_pos and inst.src is not None:
-                by_pos[key] = inst.src
-    seen: set = set()
-    out = []
-    for f in findings:  # in the rules' order: of the copies of one finding (an unrolled loop), the first stays
-        if f.code in BLIND_CODES and f.function in blind:
-            continue
-        k = (f.path, f.line, f.column, f.code)
-        if k in seen:
-            continue
-        seen.add(k)
-        src = by_pos.get((f.line, f.column))
-        if src is not None and src.inlined_at:
-            have = {(r.line, r.column) for r in f.related}
-            for site in src.inlined_at:
-                if (site.line, site.column) not in have:
-                    f.related.append(Related(f.path, site.line, site.column, "called from here (inlined)"))
-        out.append(f)
-    if pre is not None and len(pre.files) > 1:
-        out = [_relocated(f, pre) for f in out]
-    return sorted(out, key=Finding.sort_key)
-
-
-_LINE_REF = re.compile(r"\bline (\d+)\b")
-
-
-def _relocated(f: Finding, pre: Preprocessed) -> Finding:
-    """``f`` with its virtual lines (see ``preprocess``) made file and line: the finding, its related places, and
-    ``line N`` in its message."""
-    main = pre.files[0]
-    last = main.first_line + main.lines - 1
-
-    def move(path: str, line: int) -> tuple[str, int]:
-        return (path, line) if line <= last or path != main.path else pre.locate(line)
-
-    f.path, f.line = move(f.path, f.line)
-    if f.end_line > last:
-        f.end_line = pre.locate(f.end_line)[1]
-    f.related = [Related(*move(r.path, r.line), r.column, r.message) for r in f.related]
-    f.flow = [Related(*move(r.path, r.line), r.column, r.message) for r in f.flow]
-
-    def ref(mo: re.Match) -> str:
-        p, n = move(main.path, int(mo.group(1)))
-        return f"line {n}" if p == f.path else f"{p}:{n}"
-
-    f.message = _LINE_REF.sub(ref, f.message)
-    return f
