@@ -72,11 +72,15 @@ class Lowering(StatementsMixin, ExpressionsMixin, ArithmeticMixin, LvaluesMixin,
     ``run()`` returns the Function, or None when the function could not be lowered; ``diagnostics`` then (and for
     asm text that is not statically known or not PTX) holds TM900/TM901 entries."""
 
-    def __init__(self, program: Program, fdef: FunctionDef, asm_cache: dict, targs=None, name: str | None = None):
+    def __init__(self, program: Program, fdef: FunctionDef, asm_cache: dict, targs=None, name: str | None = None,
+                 outer: tuple = ()):
         """``asm_cache`` is shared by the functions of one file (parsed asm templates, per-node facts); ``targs``
         the ``template_argument_list`` node of the instantiation lowered (a kernel template launched as
-        ``k<128><<<…>>>``), ``name`` the function's name in the IR (default: the definition's)."""
+        ``k<128><<<…>>>``), ``outer`` the ``(FunctionDef, template_argument_list)`` instantiations of the host
+        function templates that bind the names in ``targs``, outermost first (a templated launcher: see
+        ``unit.Instantiation``), ``name`` the function's name in the IR (default: the definition's)."""
         self.targs = targs
+        self.outer = outer
         self.ir_name = name
         self.P = program
         self.fdef = fdef
@@ -195,6 +199,8 @@ class Lowering(StatementsMixin, ExpressionsMixin, ArithmeticMixin, LvaluesMixin,
         frame = Frame(f, [{}], is_entry=True, uid=self._uid())
         self.frames.append(frame)
         if self.targs is not None:
+            for g, gargs in self.outer:  # each evaluated with the arguments of the one around it bound
+                frame.tenv = self._template_env(g, gargs)
             frame.tenv = self._template_env(f, self.targs)
         self.cur_span = span
         try:

@@ -15,6 +15,7 @@ functions that no kernel calls are not analysed, as nvcc (whole-program mode) dr
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 
@@ -195,6 +196,7 @@ def parse_cuda(text: str, path: str, defines: dict[str, str] | None = None,
                 f"not decidable from this file and the -D options{_missing_note(pre)}; pass -DNAME[=VALUE] to choose "
                 f"its branch"))
     asm_cache: dict = {}
+    mentions = None
     for f in kernels + helpers:
         blocked = _blocking_region(f, reach(f), calls, defined, pre) if pre.regions else None
         if blocked is not None:
@@ -205,10 +207,13 @@ def parse_cuda(text: str, path: str, defines: dict[str, str] | None = None,
                 f"{region.end_line}) is not decidable from this file and the -D options; pass -DNAME[=VALUE] to "
                 f"choose its branch"))
             continue
-        insts = _instantiations(f, prog) if f.template_params else []
-        for targs in insts or [None]:
-            name = f"{f.name}{prog.text(targs).replace(' ', '')}" if len(insts) > 1 else None
-            lw = Lowering(prog, f, asm_cache, targs, name)
+        if f.template_params and mentions is None:
+            mentions = _template_mentions(prog)
+        insts = _instantiations(f, prog, mentions) if f.template_params else []
+        for inst in insts or [None]:
+            name = f"{f.name}{inst.label}" if len(insts) > 1 else None
+            lw = (Lowering(prog, f, asm_cache, inst.targs, name, inst.outer) if inst is not None
+                  else Lowering(prog, f, asm_cache, None, name))
             fn = lw.run()
             unit.diagnostics.extend(lw.diagnostics)
             if fn is None:
@@ -226,26 +231,136 @@ def parse_cuda(text: str, path: str, defines: dict[str, str] | None = None,
     return unit
 
 
-def _instantiations(f: FunctionDef, prog: Program) -> list:
-    """The ``template_argument_list`` nodes of the instantiations of kernel template ``f`` that nvcc compiles:
-    its launches (``f<128><<<grid, block>>>(…)``) and explicit instantiations (``template __global__ void
-    f<128>(…);``), one per distinct argument text; empty when there are none (it is lowered once, with its
-    default arguments)."""
-    out: dict[str, object] = {}
+@dataclass(frozen=True, slots=True, eq=False)
+class Instantiation:
+    """One instantiation of a kernel template that nvcc compiles.  ``targs`` is the ``template_argument_list`` node
+    that names it (``k<COLS, GROUP>``); ``outer`` the instantiations of the function templates around that node
+    that bind the names in it, outermost first, as ``(FunctionDef, template_argument_list)`` pairs (``launch<256,
+    2>`` for ``auto kernel = k<COLS, GROUP>`` inside ``template <int COLS, int GROUP> void launch(…)``);
+    ``args`` the arguments' texts with those names replaced (``("256", "2")``)."""
+
+    targs: object
+    outer: tuple = ()
+    args: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """``<256,2>``: the instantiation as a suffix of the kernel's name."""
+        return "<" + ",".join(self.args) + ">"
+
+
+#: How many function templates deep a kernel's template arguments are followed through host code (a launcher
+#: called by a dispatcher called by ``main``).
+MAX_LAUNCHER_DEPTH = 3
+
+
+def _instantiations(f: FunctionDef, prog: Program, mentions: dict | None = None) -> list[Instantiation]:
+    """The instantiations of kernel template ``f`` that nvcc compiles, one per distinct argument list: every
+    mention with template arguments in host code (a launch ``f<128><<<grid, block>>>(…)``, an explicit
+    instantiation ``template __global__ void f<128>(…);``, a kernel pointer ``auto kernel = f<128>;``,
+    ``cudaLaunchKernelEx(&cfg, f<128>, …)``), and, where the arguments name template parameters of the function
+    template around the mention (a templated launcher), each instantiation of that function with those parameters
+    bound (``launch<256, 2>(…)``).  Empty when there are none (it is lowered once, with its default arguments).
+    ``mentions`` is ``_template_mentions(prog)`` (computed when not given)."""
+    if mentions is None:
+        mentions = _template_mentions(prog)
+    owners = {g.node.id: g for g in prog.all_functions if g.body is not None}
+    out: dict[str, Instantiation] = {}
+    for inst in _instances_of(f.name, f, prog, mentions, owners, MAX_LAUNCHER_DEPTH):
+        out.setdefault(inst.label, inst)
+    return list(out.values())[:MAX_INSTANTIATIONS]
+
+
+def _template_mentions(prog: Program) -> dict[str, list]:
+    """The ``template_function`` nodes of the file (``name<args>``) by the name's last component."""
+    out: dict[str, list] = {}
     stack = [prog.root]
     while stack:
         n = stack.pop()
         if n.type == "template_function":
             name = n.child_by_field_name("name")
-            args = n.child_by_field_name("arguments")
-            if name is not None and args is not None and prog.text(name).rsplit("::", 1)[-1] == f.name:
-                p = n.parent
-                launch = p is not None and p.type == "call_expression" and any(
-                    c.type == "kernel_call_syntax" for c in p.children)
-                if launch or (p is not None and p.type == "function_declarator"):
-                    out.setdefault(prog.text(args).replace(" ", ""), args)
+            if name is not None and n.child_by_field_name("arguments") is not None:
+                out.setdefault(prog.text(name).rsplit("::", 1)[-1], []).append(n)
         stack.extend(n.named_children)
-    return list(out.values())[:MAX_INSTANTIATIONS]
+    return out
+
+
+def _enclosing(n, owners: dict):
+    """The function definition (a FunctionDef of ``owners``) whose body holds node ``n``, or None."""
+    p = n.parent
+    while p is not None:
+        if p.type == "function_definition" and p.id in owners:
+            return owners[p.id]
+        p = p.parent
+    return None
+
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_INT_EXPR = re.compile(r"[0-9()+\-*/%<> ]+")
+
+
+def _put(bound: dict[str, str], name: str) -> str:
+    """``name`` replaced by its argument text in ``bound`` (parenthesized when it is an expression), or kept."""
+    v = bound.get(name)
+    if v is None:
+        return name
+    return v if re.fullmatch(r"[\w:]+", v) else f"({v})"
+
+
+def _fold(text: str) -> str:
+    """An argument text with the launcher's arguments put in (``(128)/2*2``), folded to its value where it is
+    integer arithmetic (``128``: the name nvcc's instantiation has), else as it is."""
+    if not _INT_EXPR.fullmatch(text):
+        return text
+    try:
+        v = _c_int(ast.parse(text, mode="eval").body)
+    except (SyntaxError, ValueError, ZeroDivisionError, RecursionError):
+        return text
+    return str(v)
+
+
+def _c_int(e: ast.AST) -> int:
+    """The value of integer expression ``e`` as C computes it (``/`` and ``%`` truncate toward zero)."""
+    if isinstance(e, ast.Constant) and type(e.value) is int:
+        return e.value
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+        v = _c_int(e.operand)
+        return -v if isinstance(e.op, ast.USub) else v
+    if isinstance(e, ast.BinOp):
+        a, b = _c_int(e.left), _c_int(e.right)
+        op = type(e.op)
+        if op in (ast.Div, ast.Mod):
+            q = int(a / b) if b else 1 // 0
+            return q if op is ast.Div else a - b * q
+        f = {ast.Add: a.__add__, ast.Sub: a.__sub__, ast.Mult: a.__mul__, ast.LShift: a.__lshift__,
+             ast.RShift: a.__rshift__}.get(op)
+        if f is not None and not (op is ast.LShift and b > 64):
+            return f(b)
+    raise ValueError("not integer arithmetic")
+
+
+def _instances_of(name: str, f: FunctionDef, prog: Program, mentions: dict, owners: dict,
+                  depth: int) -> list[Instantiation]:
+    """The instantiations of function template ``f`` (named ``name``) from its mentions, following templated
+    callers ``depth`` levels up."""
+    out: list[Instantiation] = []
+    for n in mentions.get(name, ()):
+        targs = n.child_by_field_name("arguments")
+        g = _enclosing(n, owners)
+        if g is f:
+            continue  # a template naming itself (recursion) instantiates nothing new
+        args = tuple(prog.text(x).replace(" ", "") for x in targs.named_children if x.type != "comment")
+        params = {p[0] for p in g.template_params} if g is not None else set()
+        if not params or not any(w in params for a in args for w in _IDENT.findall(a)):
+            out.append(Instantiation(targs, (), args))
+            continue
+        if depth <= 1:
+            continue
+        for gi in _instances_of(g.name, g, prog, mentions, owners, depth - 1):
+            bound = dict(zip([p[0] for p in g.template_params], gi.args))
+            sub = tuple(_fold(_IDENT.sub(lambda m: _put(bound, m.group(0)), a)) for a in args)
+            out.append(Instantiation(targs, gi.outer + ((g, gi.targs),), sub))
+    return out
 
 
 def _missing_note(pre: Preprocessed) -> str:
