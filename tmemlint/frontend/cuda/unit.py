@@ -212,7 +212,7 @@ def parse_cuda(text: str, path: str, defines: dict[str, str] | None = None,
         insts = _instantiations(f, prog, mentions) if f.template_params else []
         for inst in insts or [None]:
             name = f"{f.name}{inst.label}" if len(insts) > 1 else None
-            lw = (Lowering(prog, f, asm_cache, inst.targs, name, inst.outer) if inst is not None
+            lw = (Lowering(prog, f, asm_cache, inst.targs, name, inst.outer, inst.deduced) if inst is not None
                   else Lowering(prog, f, asm_cache, None, name))
             fn = lw.run()
             unit.diagnostics.extend(lw.diagnostics)
@@ -242,6 +242,9 @@ class Instantiation:
     targs: object
     outer: tuple = ()
     args: tuple[str, ...] = ()
+    #: ``(template parameter, type node)`` pairs deduced from a launch's arguments (``k<<<…>>>(Functor{…})``;
+    #: ``targs`` is then None)
+    deduced: tuple = ()
 
     @property
     def label(self) -> str:
@@ -268,11 +271,80 @@ def _instantiations(f: FunctionDef, prog: Program, mentions: dict | None = None)
     out: dict[str, Instantiation] = {}
     for inst in _instances_of(f.name, f, prog, mentions, owners, MAX_LAUNCHER_DEPTH):
         out.setdefault(inst.label, inst)
+    for inst in _deduced_launches(f, prog, mentions):
+        out.setdefault(inst.label, inst)
     return list(out.values())[:MAX_INSTANTIATIONS]
 
 
+def _deduced_launches(f: FunctionDef, prog: Program, mentions: dict) -> list[Instantiation]:
+    """The instantiations of kernel template ``f`` launched without template arguments (``k<<<…>>>(op)``), every
+    template parameter deduced from the launch's arguments (``_deduce``)."""
+    order = [name for name, _k, _d in f.template_params]
+    out = []
+    for call in mentions.get(("<<<>>>", f.name), ()):
+        deduced = _deduce(f, call, prog, set())
+        if len(deduced) == len(order):
+            out.append(Instantiation(None, (), tuple(prog.text(deduced[n]).replace(" ", "") for n in order),
+                                     tuple((n, deduced[n]) for n in order)))
+    return out
+
+
+def _deduce(f: FunctionDef, call, prog: Program, given: set[str]) -> dict:
+    """The template type parameters of ``f`` (other than ``given``) that launch ``call`` deduces, as C++ does for
+    a parameter whose whole type is the template parameter (``template <class Op> __global__ void k(Op op)``),
+    from the type of the argument where it is written in the code (``_type_of_argument``): name → type node."""
+    kinds = {name: kind for name, kind, _d in f.template_params}
+    args = [a for a in call.child_by_field_name("arguments").named_children if a.type != "comment"]
+    out: dict = {}
+    for i, q in enumerate(f.params):
+        tn = q.node.child_by_field_name("type") if q.node is not None else None
+        tname = prog.text(tn) if tn is not None else ""
+        if kinds.get(tname) == "type" and tname not in given and i < len(args):
+            t = _type_of_argument(args[i], prog)
+            if t is not None:
+                out.setdefault(tname, t)
+    return out
+
+
+def _type_of_argument(a, prog: Program):
+    """The type node of launch argument ``a`` when it is written in the code: a temporary ``T{…}`` / ``T(…)`` of a
+    struct ``T`` of the file, or a variable declared with it in the launching function; else None."""
+    if a.type == "compound_literal_expression":
+        return a.child_by_field_name("type")
+    if a.type == "call_expression":
+        fn = a.child_by_field_name("function")
+        if fn is not None and fn.type in ("identifier", "type_identifier") and prog.text(fn) in prog.structs:
+            return fn
+        return None
+    if a.type != "identifier":
+        return None
+    name = prog.text(a)
+    p = a.parent
+    while p is not None and p.type != "function_definition":
+        p = p.parent
+    if p is None:
+        return None
+    stack = [p.child_by_field_name("body")]
+    while stack:
+        n = stack.pop()
+        if n is None:
+            continue
+        if n.type == "declaration" and n.start_byte < a.start_byte:
+            for d in n.named_children:
+                if d.type == "init_declarator" and prog.text(d.child_by_field_name("declarator")) == name:
+                    t = n.child_by_field_name("type")
+                    if t is not None and t.type == "placeholder_type_specifier":  # auto x = T{…}
+                        v = d.child_by_field_name("value")
+                        return _type_of_argument(v, prog) if v is not None and v.type != "identifier" else None
+                    if t is not None and prog.text(t) in prog.structs:
+                        return t
+        stack.extend(n.named_children)
+    return None
+
+
 def _template_mentions(prog: Program) -> dict[str, list]:
-    """The ``template_function`` nodes of the file (``name<args>``) by the name's last component."""
+    """The ``template_function`` nodes of the file (``name<args>``) by the name's last component, and the launches
+    without template arguments (``k<<<…>>>(…)``) by ``("<<<>>>", name)``."""
     out: dict[str, list] = {}
     stack = [prog.root]
     while stack:
@@ -281,6 +353,11 @@ def _template_mentions(prog: Program) -> dict[str, list]:
             name = n.child_by_field_name("name")
             if name is not None and n.child_by_field_name("arguments") is not None:
                 out.setdefault(prog.text(name).rsplit("::", 1)[-1], []).append(n)
+        elif n.type == "call_expression" and any(c.type == "kernel_call_syntax" for c in n.children):
+            fn = n.child_by_field_name("function")
+            if fn is not None and fn.type in ("identifier", "qualified_identifier") and \
+                    n.child_by_field_name("arguments") is not None:
+                out.setdefault(("<<<>>>", prog.text(fn).rsplit("::", 1)[-1]), []).append(n)
         stack.extend(n.named_children)
     return out
 
@@ -352,7 +429,13 @@ def _instances_of(name: str, f: FunctionDef, prog: Program, mentions: dict, owne
         args = tuple(prog.text(x).replace(" ", "") for x in targs.named_children if x.type != "comment")
         params = {p[0] for p in g.template_params} if g is not None else set()
         if not params or not any(w in params for a in args for w in _IDENT.findall(a)):
-            out.append(Instantiation(targs, (), args))
+            p = n.parent  # k<128><<<…>>>(op): the parameters after those given deduced from the arguments
+            rest = {}
+            if len(args) < len(f.template_params) and p is not None and p.type == "call_expression" and any(
+                    c.type == "kernel_call_syntax" for c in p.children):
+                rest = _deduce(f, p, prog, {name for name, _k, _d in f.template_params[:len(args)]})
+            more = tuple(prog.text(rest[name]).replace(" ", "") for name, _k, _d in f.template_params if name in rest)
+            out.append(Instantiation(targs, (), args + more, tuple(rest.items())))
             continue
         if depth <= 1:
             continue
