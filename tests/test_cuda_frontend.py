@@ -155,6 +155,27 @@ def test_operand_forms():
     assert add.operands[0] == mov.operands[0] and add.operands[2] == Imm(7)
 
 
+def test_percent_equals_numbers_each_asm_instance_as_nvcc_does():
+    """``%=`` is the number of the asm instance (nvcc 13.0 gives ``WAIT_0``, ``WAIT_1`` to the two inlined copies
+    of a helper, then 2 to the next asm statement); ``%%`` is a literal ``%``."""
+    src = HELPERS + """DEV void spin(uint32_t v) {
+  asm volatile("{\\n\\t.reg .pred p;\\n\\tWAIT_%=:\\n\\tsetp.ne.u32 p, %0, 0;\\n\\t@p bra WAIT_%=;\\n\\t}" :: "r"(v));
+}
+__global__ void k(uint32_t* o) {
+  spin(o[0]);
+  spin(o[1]);
+  uint32_t x;
+  asm volatile("mov.u32 %0, %=;  // 100%% %%laneid" : "=r"(x));
+  o[2] = x;
+  asm volatile("tcgen05.fence::before_thread_sync;");
+}
+"""
+    fn = parse_cuda(src, "k.cu").module.functions[0]
+    assert sorted(n.split("@")[0] for n in fn.labels) == ["WAIT_0", "WAIT_1"]
+    mov = next(i for i in fn.instructions if i.op == "mov" and i.span.line == 11)
+    assert mov.operands[1] == Imm(2)
+
+
 def test_invalid_ptx_in_asm_is_tm900_at_the_asm_text():
     got = found(kernel(body='asm volatile("tcgen05.fence::before_thread_sync");'))  # no ';'
     assert got == [(14, "TM900")]

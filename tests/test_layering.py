@@ -2,7 +2,8 @@
 function or under TYPE_CHECKING, goes to a module of the same layer or a lower one, and no two modules import
 each other (directly or through others).  Layers, lowest first:
 
-    base        ir, findings and the helpers over them (names, pathnames, cachedir, fingerprint, lineinfo)
+    base        ir, findings and the helpers over them (names, pathnames, cachedir, fingerprint, lineinfo,
+                threadexpr: thread expressions, built by the CUDA front end and the value analysis alike)
     front end   frontend/*, compile (nvcc → PTX)
     analyses    analysis/*
     checks      checks/* (the rules and their registry)
@@ -22,7 +23,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "tmemlint"
 
 LAYERS = [
     ("base", ["tmemlint", "tmemlint.ir", "tmemlint.findings", "tmemlint.names", "tmemlint.pathnames",
-              "tmemlint.cachedir", "tmemlint.fingerprint", "tmemlint.lineinfo"]),
+              "tmemlint.cachedir", "tmemlint.fingerprint", "tmemlint.lineinfo", "tmemlint.threadexpr"]),
     ("front end", ["tmemlint.frontend", "tmemlint.compile"]),
     ("analyses", ["tmemlint.analysis"]),
     ("checks", ["tmemlint.checks"]),
@@ -38,11 +39,6 @@ LAYERS = [
 KNOWN_UP = {
     # the package's public API, re-exported on first use (tmemlint.check, tmemlint.plan): a facade, not a use
     ("tmemlint", "tmemlint.api"),
-    # CUDA source mode folds threadIdx.x expressions with the value analysis's evaluator of thread expressions
-    ("tmemlint.frontend.cuda.arithmetic", "tmemlint.analysis.values"),
-    # CUDA source mode turns its own diagnostics (TM901 for what it cannot read) into findings of the registry's
-    # rules; the driver could do this instead
-    ("tmemlint.frontend.cuda.unit", "tmemlint.checks.registry"),
 }
 
 
@@ -85,7 +81,7 @@ def imports() -> nx.DiGraph:
 
 #: Imports of tmemlint modules inside functions (lazy: they keep ``--version``, ``rules`` and a cached run from
 #: importing the parser and the analyses, but they hide a module's dependencies); the number may only shrink.
-MAX_FUNCTION_IMPORTS = 141
+MAX_FUNCTION_IMPORTS = 140
 
 
 def function_imports() -> list[str]:

@@ -63,7 +63,7 @@ def test_plan_shows_the_findings_of_check_on_ptx(path):
 @pytest.mark.parametrize("path", [p for p in FIXTURES if p.suffix != ".ptx"], ids=_rel)
 def test_plan_shows_the_findings_of_check_on_cuda(path):
     """Source mode: ``check`` moves findings into the headers they are in, merges those of one place and drops
-    those that depend on functions it cannot see (``frontend.cuda.with_inline_context``); every finding it keeps
+    those that depend on functions it cannot see (``lineinfo.with_inline_context``); every finding it keeps
     in the file's own lines is one the plan shows, but the front end's own diagnostics (what source mode could
     not read: the plan says them on standard error and omits them)."""
     opts = Options()

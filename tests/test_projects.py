@@ -463,6 +463,51 @@ def test_two_instantiations_are_two_kernels():
         (19, "TM102", "k<96>"), (31, "TM102", "k<96>")]
 
 
+def test_kernels_launched_through_templated_launchers_are_their_instantiations():
+    """``auto kernel = k<N>`` in ``template <int N> void launch()``, a function pointer and ``cudaLaunchKernel``
+    in a launcher two templates deep: each kernel is lowered with the arguments of the launcher's instantiation
+    (nvcc compiles ``k<96>`` and ``k<128>``, nothing for the launcher template no one calls)."""
+    launchers = """template <int N> void launch(float* out) { auto kernel = k<N>; kernel<<<1, 128>>>(out); }
+template <int N> void by_pointer(float* out) {
+  void (*fp)(float*) = k<N * 2>;
+  void* args[] = {&out};
+  cudaLaunchKernel((const void*)fp, 1, 128, args, 0, 0);
+}
+template <int M> void dispatch(float* out) { by_pointer<M / 2>(out); }
+template <int N> void never_called(float* out) { k<N + 1><<<1, 128>>>(out); }
+void run(float* out) { launch<96>(out); dispatch<128>(out); }
+"""
+    src = TEMPLATE_KERNEL.replace("void launch(float* out) { k<COLS><<<1, 128>>>(out); }\n", launchers)
+    got = sorted((f.line, f.code, f.function) for f in lint_source(src, "k.cu"))
+    assert got == [(19, "TM102", "k<96>"), (31, "TM102", "k<96>")]
+    from tmemlint.frontend.cuda import parse_cuda
+
+    assert sorted(fn.name for fn in parse_cuda(src, "k.cu").module.functions) == ["k<128>", "k<96>"]
+
+
+@pytest.mark.parametrize("launch", [
+    "run_op<<<grid, 128>>>(LowRankDelta{U, V, bias, out});",
+    "run_op<LowRankDelta><<<grid, 128>>>(LowRankDelta{U, V, bias, out});",
+    "LowRankDelta op{U, V, bias, out};\n  run_op<<<grid, 128>>>(op);",
+    "auto op = LowRankDelta{U, V, bias, out};\n  run_op<<<grid, 128, 0, 0>>>(op);",
+])
+def test_a_functor_launched_as_the_kernel_body_is_followed(launch):
+    """``template <class Op> __global__ void run_op(Op op) { op(); }``: the functor type is the template argument
+    (given or deduced from the launch's argument), and ``op()`` is its ``operator()``, inlined as nvcc does."""
+    src = (FIXTURES / "nvcc" / "functor_body_tm303_bad.cu").read_text()
+    src = src.replace("run_op<<<grid, 128>>>(LowRankDelta{U, V, bias, out});", launch)
+    got = lint_source(src, "k.cu")
+    assert [(f.line, f.code, f.function) for f in got] == [(42, "TM303", "run_op")]
+
+
+def test_a_functor_after_an_explicit_template_argument_is_deduced():
+    src = (FIXTURES / "nvcc" / "functor_body_tm303_bad.cu").read_text()
+    src = src.replace("template <class Op>\n__global__", "template <int N, class Op>\n__global__")
+    src = src.replace("run_op<<<grid, 128>>>(", "run_op<4><<<grid, 128>>>(")
+    got = lint_source(src, "k.cu")
+    assert [(f.line, f.code) for f in got] == [(42, "TM303")]
+
+
 def test_enum_conversion_is_a_cast_not_an_unseen_call():
     src = ("#include <cstdint>\nenum class Role : int { kAlloc = 0, kEpi = 1 };\n__global__ void k() {\n"
            "  __shared__ uint32_t s;\n  const int w = threadIdx.x / 32;\n  const Role r = w < 1 ? Role(w) : Role::kEpi;\n"

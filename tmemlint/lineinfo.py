@@ -32,9 +32,10 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Callable, MutableMapping
+from typing import Callable, Mapping, MutableMapping, Protocol, Sequence
 
 from tmemlint.findings import Finding, Group, Related
+from tmemlint.ir import Module
 
 _FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"')
 _LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)(.*)$")
@@ -342,3 +343,100 @@ def relocate(findings: list[Finding], ptx_text: str, ptx_path: str,
     for path, group in moved.items():
         assign_fingerprints(group, m.text(path) or [])
     return out
+
+
+# ------------------------------------------------------------------------ CUDA source mode (no PTX in between)
+
+
+class SourceLines(Protocol):
+    """What ``with_inline_context`` reads of a preprocessed CUDA file (``frontend.cuda.sourcemap.Preprocessed``):
+    ``files[0]`` the main file (``path``, ``first_line``, ``lines``: its virtual lines, 1-based), then the
+    included ones; ``locate(line)`` the ``(path, line)`` of a virtual line."""
+
+    files: Sequence
+
+    def locate(self, line: int) -> tuple[str, int]: ...
+
+
+def with_inline_context(findings: list[Finding], module: Module, pre: SourceLines | None = None,
+                        blind: Mapping[str, object] | None = None,
+                        blind_codes: frozenset[str] = frozenset(),
+                        library: Callable[[str], bool] | None = None) -> list[Finding]:
+    """Findings of CUDA source mode (``tmemlint.frontend.cuda``), one per (line, column, code), each with the call
+    sites of the inlined helper it points into as related locations ("called from here (inlined)"); findings in
+    included headers moved to the header's path and line (``pre``: the preprocessed file's map of virtual lines);
+    findings of ``blind_codes`` in a function of ``blind`` (one analysed without some of the code around it)
+    dropped.  ``module`` is the lowered file; with no ``pre`` it is one file and nothing moves.  ``library(path)``:
+    which headers are library code (``tmemlint.libraries``); a finding in one moves to the innermost call site in
+    the user's files, the header place becoming a related place (``user_frame``)."""
+    blind = blind or {}
+    by_pos: dict[tuple[int, int], object] = {}
+    for fn in module.functions:
+        for inst in fn.instructions:
+            key = (inst.span.line, inst.span.column)
+            if key not in by_pos and inst.src is not None:
+                by_pos[key] = inst.src
+    seen: set = set()
+    out = []
+    for f in findings:  # in the rules' order: of the copies of one finding (an unrolled loop), the first stays
+        if f.code in blind_codes and f.function in blind:
+            continue
+        k = (f.path, f.line, f.column, f.code)
+        if k in seen:
+            continue
+        seen.add(k)
+        src = by_pos.get((f.line, f.column))
+        if src is not None and src.inlined_at:
+            have = {(r.line, r.column) for r in f.related}
+            for site in src.inlined_at:
+                if (site.line, site.column) not in have:
+                    f.related.append(Related(f.path, site.line, site.column, "called from here (inlined)"))
+        out.append(f)
+    if pre is not None and len(pre.files) > 1:
+        out = [_relocated(f, pre) for f in out]
+        if library is not None:
+            out = [user_frame(f, library, pre.files[0].path) for f in out]
+    return sorted(out, key=Finding.sort_key)
+
+
+_CALLED = "called from here (inlined)"
+
+
+def user_frame(f: Finding, library: Callable[[str], bool], main: str) -> Finding:
+    """``f`` moved out of a library header (``library(f.path)``, never the main file ``main``) to the first of
+    its call sites (``called from here (inlined)``, innermost first) in the user's files: the header place
+    becomes the related place ``in this library header``, the call sites inside it are dropped."""
+    if f.path == main or not library(f.path):
+        return f
+    sites = [r for r in f.related if r.message == _CALLED]
+    user = next((k for k, r in enumerate(sites) if r.path == main or not library(r.path)), None)
+    if user is None:
+        return f
+    to = sites[user]
+    keep = [r for r in f.related if r.message != _CALLED]
+    f.related = [Related(f.path, f.line, f.column, "in this library header")] + keep + sites[user + 1:]
+    f.path, f.line, f.column, f.end_line, f.end_column = to.path, to.line, to.column, to.line, to.column + 1
+    return f
+
+
+def _relocated(f: Finding, pre: SourceLines) -> Finding:
+    """``f`` with its virtual lines (see ``tmemlint.frontend.cuda.preprocess``) made file and line: the finding, its related places, and
+    ``line N`` in its message."""
+    main = pre.files[0]
+    last = main.first_line + main.lines - 1
+
+    def move(path: str, line: int) -> tuple[str, int]:
+        return (path, line) if line <= last or path != main.path else pre.locate(line)
+
+    f.path, f.line = move(f.path, f.line)
+    if f.end_line > last:
+        f.end_line = pre.locate(f.end_line)[1]
+    f.related = [Related(*move(r.path, r.line), r.column, r.message) for r in f.related]
+    f.flow = [Related(*move(r.path, r.line), r.column, r.message, r.thread) for r in f.flow]
+
+    def ref(mo: re.Match) -> str:
+        p, n = move(main.path, int(mo.group(1)))
+        return f"line {n}" if p == f.path else f"{p}:{n}"
+
+    f.message = _LINE_REF.sub(ref, f.message)
+    return f

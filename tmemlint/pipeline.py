@@ -24,6 +24,7 @@ from tmemlint.checks.registry import RULES, Rule, load_all
 from tmemlint.findings import CheckError, Finding, Severity
 from tmemlint.ir import Function, Module
 from tmemlint.libraries import library_predicate
+from tmemlint.lineinfo import with_inline_context
 from tmemlint.options import Options
 
 if TYPE_CHECKING:
@@ -476,11 +477,13 @@ def findings_of(unit: Unit) -> list[Finding]:
     if unit.module is None:
         return list(unit.diagnostics)
     if unit.cuda is not None:
-        from tmemlint.frontend.cuda import with_inline_context
+        from tmemlint.frontend.cuda import BLIND_CODES
 
         with _no_gc():
             found = unit.diagnostics + check(analyse(unit), enabled_rules(unit.options))
-        return with_inline_context(found, unit.cuda, library_predicate(unit.options, unit.path))
+        cu = unit.cuda
+        return with_inline_context(found, cu.module, cu.pre, cu.blind, BLIND_CODES,
+                                   library_predicate(unit.options, unit.path))
     found = check(analyse(unit), enabled_rules(unit.options))
     if unit.ptx is not None:
         from tmemlint.compile import map_findings

@@ -11,8 +11,8 @@ One concern per module, lowest first:
   lvalues, operators, expressions, statements and control flow, calls (helper inlining, intrinsics) and asm
   statements, as mixins of ``lower.Lowering``;
 * ``lower`` — ``Lowering``: one function (a kernel and the helpers it calls) → an IR ``Function``;
-* ``unit`` — ``parse_cuda``: a file → a ``Module`` of its kernels, the diagnostics (TM900/TM901), and the findings
-  moved back to the files they are in.
+* ``unit`` — ``parse_cuda``: a file → a ``Module`` of its kernels and the diagnostics (TM900/TM901); the findings
+  are moved back to the files they are in by ``tmemlint.lineinfo.with_inline_context``.
 
 The typed IR (``tmemlint.ir``) is the only output: the analyses and rules read it as they read nvcc's PTX.
 """
@@ -20,9 +20,7 @@ The typed IR (``tmemlint.ir``) is the only output: the analyses and rules read i
 from tmemlint.frontend.cuda.unit import (
     BLIND_CODES,
     CudaUnit,
-    diagnostic_findings,
     parse_cuda,
-    with_inline_context,
 )
 
-__all__ = ["BLIND_CODES", "CudaUnit", "diagnostic_findings", "parse_cuda", "with_inline_context"]
+__all__ = ["BLIND_CODES", "CudaUnit", "parse_cuda"]

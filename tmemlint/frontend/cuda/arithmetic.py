@@ -4,7 +4,7 @@ functions of the thread index (``threadIdx.x / 32`` as a warp predicate, tables 
 
 from __future__ import annotations
 
-from tmemlint.analysis.values import eval_tid
+from tmemlint.threadexpr import eval_tid
 from tmemlint.frontend.cuda.common import (
     ARITH_OPS,
     CMP_OPS,

@@ -179,10 +179,11 @@ def read_asm(node, src: bytes) -> AsmStatement:
 _REF = re.compile(r"%(%|=|\[([A-Za-z_]\w*)\]|[0-9]+)")
 
 
-def prepare(st: AsmStatement, literals: dict[int, str]) -> tuple[str, list[int], set[int]]:
-    """The template with operand references substituted: ``%N`` → ``literals[N]`` (immediates) or the
-    placeholder register ``%_oN``; ``%%`` → ``%``; ``%=`` → ``0`` (labels are renamed per instance anyway).
-    Returns ``(text, positions, referenced operand numbers)``."""
+def prepare(st: AsmStatement, literals: dict[int, str], instance: int = 0) -> tuple[str, list[int], set[int]]:
+    """The template with operand references substituted as nvcc does before ptxas reads the text: ``%N`` →
+    ``literals[N]`` (immediates) or the placeholder register ``%_oN``; ``%%`` → ``%``; ``%=`` → ``instance``, the
+    number of this asm instance (nvcc numbers every asm statement it emits, an inlined helper's once per call, from
+    0: ``WAIT_%=:`` is ``WAIT_0:``, then ``WAIT_1:``).  Returns ``(text, positions, referenced operand numbers)``."""
     names: dict[str, int] = {}
     for i, op in enumerate(st.outputs + st.inputs):
         if op.name:
@@ -201,7 +202,7 @@ def prepare(st: AsmStatement, literals: dict[int, str]) -> tuple[str, list[int],
         if g == "%":
             rep = "%"
         elif g == "=":
-            rep = "0"
+            rep = str(instance)
         else:
             idx = names.get(m.group(2), -1) if m.group(2) else int(g)
             if idx < 0:
@@ -215,6 +216,11 @@ def prepare(st: AsmStatement, literals: dict[int, str]) -> tuple[str, list[int],
     out.append(text[last:])
     opos.extend(pos[last:])
     return "".join(out), opos, used
+
+
+def numbers_instances(st: AsmStatement) -> bool:
+    """Whether the template holds ``%=`` (its text then differs from one instance of the statement to the next)."""
+    return any(m.group(1) == "=" for m in _REF.finditer(st.text or ""))
 
 
 def glued_references(st: AsmStatement) -> list[int]:
@@ -323,5 +329,5 @@ def is_local_name(name: str) -> bool:
     return "@" in name or not name.startswith("%")
 
 
-__all__ = ["AsmOperand", "AsmStatement", "AsmTemplate", "PLACEHOLDER", "glued_references", "is_local_name",
+__all__ = ["AsmOperand", "AsmStatement", "AsmTemplate", "PLACEHOLDER", "glued_references", "is_local_name", "numbers_instances",
            "parse_template", "prepare", "read_asm", "string_value", "Instruction"]

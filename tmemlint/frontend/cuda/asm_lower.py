@@ -9,6 +9,7 @@ from tmemlint.frontend.cuda.asm import (
     AsmTemplate,
     glued_references,
     is_local_name,
+    numbers_instances,
     parse_template,
     prepare,
     read_asm,
@@ -95,10 +96,13 @@ class AsmMixin:
                 "TM901", self.span(n), f"asm statement not analysed: %{i} ({self.text(ops[i].expr)}) is part of an "
                                        f"instruction's text and is {why}; its instructions are skipped"))
             return
-        key = (n.id, tuple(sorted(literals.items())))
+        # %= is the number of the asm instance (``nasm``: those of this kernel so far, as nvcc numbers them in a
+        # file of one kernel); a template without it is one text for every instance, parsed once
+        instance = self.nasm if numbers_instances(st) else 0
+        key = (n.id, tuple(sorted(literals.items())), instance)
         tpl = self.asm_cache.get(key)
         if tpl is None:
-            text, pos, _used = prepare(st, literals)
+            text, pos, _used = prepare(st, literals, instance)
             tpl = parse_template(text, pos, self.where)
             self.asm_cache[key] = tpl
         if tpl.error is not None:

@@ -92,6 +92,12 @@ class CallsMixin:
             lam = self.lambdas.get(lv.ty.name) if lv is not None and lv.ty.kind == "lambda" else None
             if lam is not None:
                 return self.inline_call(lam[0], args, None, n, None, closure=lam[1])
+            if lv is not None and lv.ty.kind == "struct":  # a functor: op(…) calls its operator()
+                s = self._struct(lv.ty)
+                cands = [f for f in (s.methods.get("operator()", []) if s is not None else [])
+                         if f.body is not None and f.required_args() <= len(args) <= len(f.params)]
+                if cands:
+                    return self.inline_call(cands[0], args, lv, n, None, want_lvalue=want_lvalue)
         elif ft == "lambda_expression":
             f, closure = self.lambdas[self._e_lambda(fn).ty.name]
             return self.inline_call(f, args, None, n, None, closure=closure)

@@ -58,7 +58,7 @@ class V:
     """An rvalue: ``op`` is the operand holding it (Reg, Imm, Sym, FloatImm; None for an aggregate or unknown
     value), ``ty`` its C++ type, ``ref`` for a pointer to local storage: ``(lvalue, element index or None)``, and
     ``tx`` when the value is a function of ``threadIdx.x`` alone: a thread expression of
-    ``tmemlint.analysis.values.eval_tid``, or ``("table", values)`` with its value for every thread."""
+    ``tmemlint.threadexpr.eval_tid``, or ``("table", values)`` with its value for every thread."""
 
     __slots__ = ("op", "ty", "ref", "tx")
 

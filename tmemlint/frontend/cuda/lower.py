@@ -57,7 +57,7 @@ from tmemlint.frontend.cuda.common import (
 from tmemlint.frontend.cuda.cxx_types import INT, UNKNOWN, CType, NotConstant, StructInfo, convert, ptr_to, size_of
 from tmemlint.frontend.cuda.expressions import ExpressionsMixin
 from tmemlint.frontend.cuda.lvalues import LvaluesMixin
-from tmemlint.frontend.cuda.program import FunctionDef, Program
+from tmemlint.frontend.cuda.program import FunctionDef, Param, Program
 from tmemlint.frontend.cuda.statements import StatementsMixin
 from tmemlint.ir import Address, FloatImm, Function, Guard, Imm, Instruction, Reg, SourcePos, Span, Sym, Variable
 
@@ -72,11 +72,17 @@ class Lowering(StatementsMixin, ExpressionsMixin, ArithmeticMixin, LvaluesMixin,
     ``run()`` returns the Function, or None when the function could not be lowered; ``diagnostics`` then (and for
     asm text that is not statically known or not PTX) holds TM900/TM901 entries."""
 
-    def __init__(self, program: Program, fdef: FunctionDef, asm_cache: dict, targs=None, name: str | None = None):
+    def __init__(self, program: Program, fdef: FunctionDef, asm_cache: dict, targs=None, name: str | None = None,
+                 outer: tuple = (), deduced: tuple = ()):
         """``asm_cache`` is shared by the functions of one file (parsed asm templates, per-node facts); ``targs``
         the ``template_argument_list`` node of the instantiation lowered (a kernel template launched as
-        ``k<128><<<…>>>``), ``name`` the function's name in the IR (default: the definition's)."""
+        ``k<128><<<…>>>``), ``outer`` the ``(FunctionDef, template_argument_list)`` instantiations of the host
+        function templates that bind the names in ``targs``, outermost first (a templated launcher: see
+        ``unit.Instantiation``), ``deduced`` the ``(template parameter, type node)`` pairs deduced from a launch's
+        arguments (``k<<<…>>>(Functor{…})``), ``name`` the function's name in the IR (default: the definition's)."""
         self.targs = targs
+        self.outer = outer
+        self.deduced = deduced
         self.ir_name = name
         self.P = program
         self.fdef = fdef
@@ -195,7 +201,11 @@ class Lowering(StatementsMixin, ExpressionsMixin, ArithmeticMixin, LvaluesMixin,
         frame = Frame(f, [{}], is_entry=True, uid=self._uid())
         self.frames.append(frame)
         if self.targs is not None:
+            for g, gargs in self.outer:  # each evaluated with the arguments of the one around it bound
+                frame.tenv = self._template_env(g, gargs)
             frame.tenv = self._template_env(f, self.targs)
+        if self.deduced:  # template type parameters deduced from a launch's arguments
+            frame.tenv = {**frame.tenv, **{p: self.P.type_of(t) for p, t in self.deduced}}
         self.cur_span = span
         try:
             check_parsed(f, self.P)
@@ -260,8 +270,12 @@ class Lowering(StatementsMixin, ExpressionsMixin, ArithmeticMixin, LvaluesMixin,
 
     def _params(self, fn: Function, frame: Frame) -> None:
         scope = frame.scopes[0]
+        tenv = self._tenv_types() if frame.tenv else None
         for i, p in enumerate(self.fdef.params):
             sym = f"{self.fdef.name}_param_{i}"
+            if tenv and p.type.kind == "unknown" and p.node is not None:  # ``Op op`` of the instantiation lowered
+                _n, ty, ref = self.P.param_type(p.node, tenv)
+                p = Param(p.name, ty, ref, p.is_const, p.default, p.node)
             size = size_of(p.type, self.P.structs) if not p.is_ref else 8
             fn.params.append(Variable(sym, "param", ptx_type(p.type), size, None, False, fn.span))
             if p.is_ref or p.type.kind in ("ptr",) or p.type.kind in ("int", "bool", "float"):

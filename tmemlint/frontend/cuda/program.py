@@ -40,13 +40,16 @@ def cuda_parser() -> tree_sitter.Parser:
 
 @dataclass(slots=True)
 class Param:
-    """A function parameter: ``type`` (for ``T&`` the referenced type, ``is_ref`` set), ``default`` node."""
+    """A function parameter: ``type`` (for ``T&`` the referenced type, ``is_ref`` set; as written, without
+    template arguments), ``default`` node."""
 
     name: str
     type: CType
     is_ref: bool
     is_const: bool
     default: Node | None = None
+    #: the ``parameter_declaration`` node (its type depends on the template arguments of an instantiation)
+    node: Node | None = None
 
 
 @dataclass(slots=True, eq=False)
@@ -309,19 +312,27 @@ class Program:
         for p in plist.named_children:
             if p.type not in ("parameter_declaration", "optional_parameter_declaration"):
                 continue
-            ptn = p.child_by_field_name("type")
-            pbase = self.type_of(ptn) if ptn is not None else UNKNOWN
             pd = p.child_by_field_name("declarator")
             is_const = any(self.text(x) == "const" for x in p.children if x.type == "type_qualifier")
+            pname, pty, pref = self.param_type(p)
             if pd is None:
-                if pbase.kind == "void":
+                if pty.kind == "void":
                     continue
-                params.append(Param(f"__unnamed{len(params)}", pbase, False, is_const))
+                params.append(Param(f"__unnamed{len(params)}", pty, False, is_const, None, p))
                 continue
-            pname, pty, pref = self.apply_declarator(pd, pbase)
             params.append(Param(pname or f"__unnamed{len(params)}", pty, pref, is_const,
-                                p.child_by_field_name("default_value")))
+                                p.child_by_field_name("default_value"), p))
         return params
+
+    def param_type(self, p: Node, tenv: dict | None = None) -> tuple[str, CType, bool]:
+        """``(name, type, is_ref)`` of a ``parameter_declaration`` node, template parameters bound by ``tenv``
+        (a kernel template's ``Op op`` once its instantiation is known)."""
+        ptn = p.child_by_field_name("type")
+        pbase = self.type_of(ptn, tenv) if ptn is not None else UNKNOWN
+        pd = p.child_by_field_name("declarator")
+        if pd is None:
+            return "", pbase, False
+        return self.apply_declarator(pd, pbase, tenv)
 
     def lambda_def(self, node: Node) -> FunctionDef:
         """A lambda expression as a function: its parameters and body (its captures are the names of the

@@ -15,10 +15,10 @@ functions that no kernel calls are not analysed, as nvcc (whole-program mode) dr
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 
-from tmemlint.findings import Finding, Related
 from tmemlint.frontend.cuda.common import Diagnostic, macro_hint
 from tmemlint.frontend.cuda.lower import Lowering
 from tmemlint.frontend.cuda.preprocess import preprocess
@@ -196,6 +196,7 @@ def parse_cuda(text: str, path: str, defines: dict[str, str] | None = None,
                 f"not decidable from this file and the -D options{_missing_note(pre)}; pass -DNAME[=VALUE] to choose "
                 f"its branch"))
     asm_cache: dict = {}
+    mentions = None
     for f in kernels + helpers:
         blocked = _blocking_region(f, reach(f), calls, defined, pre) if pre.regions else None
         if blocked is not None:
@@ -206,10 +207,13 @@ def parse_cuda(text: str, path: str, defines: dict[str, str] | None = None,
                 f"{region.end_line}) is not decidable from this file and the -D options; pass -DNAME[=VALUE] to "
                 f"choose its branch"))
             continue
-        insts = _instantiations(f, prog) if f.template_params else []
-        for targs in insts or [None]:
-            name = f"{f.name}{prog.text(targs).replace(' ', '')}" if len(insts) > 1 else None
-            lw = Lowering(prog, f, asm_cache, targs, name)
+        if f.template_params and mentions is None:
+            mentions = _template_mentions(prog)
+        insts = _instantiations(f, prog, mentions) if f.template_params else []
+        for inst in insts or [None]:
+            name = f"{f.name}{inst.label}" if len(insts) > 1 else None
+            lw = (Lowering(prog, f, asm_cache, inst.targs, name, inst.outer, inst.deduced) if inst is not None
+                  else Lowering(prog, f, asm_cache, None, name))
             fn = lw.run()
             unit.diagnostics.extend(lw.diagnostics)
             if fn is None:
@@ -227,26 +231,219 @@ def parse_cuda(text: str, path: str, defines: dict[str, str] | None = None,
     return unit
 
 
-def _instantiations(f: FunctionDef, prog: Program) -> list:
-    """The ``template_argument_list`` nodes of the instantiations of kernel template ``f`` that nvcc compiles:
-    its launches (``f<128><<<grid, block>>>(…)``) and explicit instantiations (``template __global__ void
-    f<128>(…);``), one per distinct argument text; empty when there are none (it is lowered once, with its
-    default arguments)."""
-    out: dict[str, object] = {}
+@dataclass(frozen=True, slots=True, eq=False)
+class Instantiation:
+    """One instantiation of a kernel template that nvcc compiles.  ``targs`` is the ``template_argument_list`` node
+    that names it (``k<COLS, GROUP>``); ``outer`` the instantiations of the function templates around that node
+    that bind the names in it, outermost first, as ``(FunctionDef, template_argument_list)`` pairs (``launch<256,
+    2>`` for ``auto kernel = k<COLS, GROUP>`` inside ``template <int COLS, int GROUP> void launch(…)``);
+    ``args`` the arguments' texts with those names replaced (``("256", "2")``)."""
+
+    targs: object
+    outer: tuple = ()
+    args: tuple[str, ...] = ()
+    #: ``(template parameter, type node)`` pairs deduced from a launch's arguments (``k<<<…>>>(Functor{…})``;
+    #: ``targs`` is then None)
+    deduced: tuple = ()
+
+    @property
+    def label(self) -> str:
+        """``<256,2>``: the instantiation as a suffix of the kernel's name."""
+        return "<" + ",".join(self.args) + ">"
+
+
+#: How many function templates deep a kernel's template arguments are followed through host code (a launcher
+#: called by a dispatcher called by ``main``).
+MAX_LAUNCHER_DEPTH = 3
+
+
+def _instantiations(f: FunctionDef, prog: Program, mentions: dict | None = None) -> list[Instantiation]:
+    """The instantiations of kernel template ``f`` that nvcc compiles, one per distinct argument list: every
+    mention with template arguments in host code (a launch ``f<128><<<grid, block>>>(…)``, an explicit
+    instantiation ``template __global__ void f<128>(…);``, a kernel pointer ``auto kernel = f<128>;``,
+    ``cudaLaunchKernelEx(&cfg, f<128>, …)``), and, where the arguments name template parameters of the function
+    template around the mention (a templated launcher), each instantiation of that function with those parameters
+    bound (``launch<256, 2>(…)``).  Empty when there are none (it is lowered once, with its default arguments).
+    ``mentions`` is ``_template_mentions(prog)`` (computed when not given)."""
+    if mentions is None:
+        mentions = _template_mentions(prog)
+    owners = {g.node.id: g for g in prog.all_functions if g.body is not None}
+    out: dict[str, Instantiation] = {}
+    for inst in _instances_of(f.name, f, prog, mentions, owners, MAX_LAUNCHER_DEPTH):
+        out.setdefault(inst.label, inst)
+    for inst in _deduced_launches(f, prog, mentions):
+        out.setdefault(inst.label, inst)
+    return list(out.values())[:MAX_INSTANTIATIONS]
+
+
+def _deduced_launches(f: FunctionDef, prog: Program, mentions: dict) -> list[Instantiation]:
+    """The instantiations of kernel template ``f`` launched without template arguments (``k<<<…>>>(op)``), every
+    template parameter deduced from the launch's arguments (``_deduce``)."""
+    order = [name for name, _k, _d in f.template_params]
+    out = []
+    for call in mentions.get(("<<<>>>", f.name), ()):
+        deduced = _deduce(f, call, prog, set())
+        if len(deduced) == len(order):
+            out.append(Instantiation(None, (), tuple(prog.text(deduced[n]).replace(" ", "") for n in order),
+                                     tuple((n, deduced[n]) for n in order)))
+    return out
+
+
+def _deduce(f: FunctionDef, call, prog: Program, given: set[str]) -> dict:
+    """The template type parameters of ``f`` (other than ``given``) that launch ``call`` deduces, as C++ does for
+    a parameter whose whole type is the template parameter (``template <class Op> __global__ void k(Op op)``),
+    from the type of the argument where it is written in the code (``_type_of_argument``): name → type node."""
+    kinds = {name: kind for name, kind, _d in f.template_params}
+    args = [a for a in call.child_by_field_name("arguments").named_children if a.type != "comment"]
+    out: dict = {}
+    for i, q in enumerate(f.params):
+        tn = q.node.child_by_field_name("type") if q.node is not None else None
+        tname = prog.text(tn) if tn is not None else ""
+        if kinds.get(tname) == "type" and tname not in given and i < len(args):
+            t = _type_of_argument(args[i], prog)
+            if t is not None:
+                out.setdefault(tname, t)
+    return out
+
+
+def _type_of_argument(a, prog: Program):
+    """The type node of launch argument ``a`` when it is written in the code: a temporary ``T{…}`` / ``T(…)`` of a
+    struct ``T`` of the file, or a variable declared with it in the launching function; else None."""
+    if a.type == "compound_literal_expression":
+        return a.child_by_field_name("type")
+    if a.type == "call_expression":
+        fn = a.child_by_field_name("function")
+        if fn is not None and fn.type in ("identifier", "type_identifier") and prog.text(fn) in prog.structs:
+            return fn
+        return None
+    if a.type != "identifier":
+        return None
+    name = prog.text(a)
+    p = a.parent
+    while p is not None and p.type != "function_definition":
+        p = p.parent
+    if p is None:
+        return None
+    stack = [p.child_by_field_name("body")]
+    while stack:
+        n = stack.pop()
+        if n is None:
+            continue
+        if n.type == "declaration" and n.start_byte < a.start_byte:
+            for d in n.named_children:
+                if d.type == "init_declarator" and prog.text(d.child_by_field_name("declarator")) == name:
+                    t = n.child_by_field_name("type")
+                    if t is not None and t.type == "placeholder_type_specifier":  # auto x = T{…}
+                        v = d.child_by_field_name("value")
+                        return _type_of_argument(v, prog) if v is not None and v.type != "identifier" else None
+                    if t is not None and prog.text(t) in prog.structs:
+                        return t
+        stack.extend(n.named_children)
+    return None
+
+
+def _template_mentions(prog: Program) -> dict[str, list]:
+    """The ``template_function`` nodes of the file (``name<args>``) by the name's last component, and the launches
+    without template arguments (``k<<<…>>>(…)``) by ``("<<<>>>", name)``."""
+    out: dict[str, list] = {}
     stack = [prog.root]
     while stack:
         n = stack.pop()
         if n.type == "template_function":
             name = n.child_by_field_name("name")
-            args = n.child_by_field_name("arguments")
-            if name is not None and args is not None and prog.text(name).rsplit("::", 1)[-1] == f.name:
-                p = n.parent
-                launch = p is not None and p.type == "call_expression" and any(
-                    c.type == "kernel_call_syntax" for c in p.children)
-                if launch or (p is not None and p.type == "function_declarator"):
-                    out.setdefault(prog.text(args).replace(" ", ""), args)
+            if name is not None and n.child_by_field_name("arguments") is not None:
+                out.setdefault(prog.text(name).rsplit("::", 1)[-1], []).append(n)
+        elif n.type == "call_expression" and any(c.type == "kernel_call_syntax" for c in n.children):
+            fn = n.child_by_field_name("function")
+            if fn is not None and fn.type in ("identifier", "qualified_identifier") and \
+                    n.child_by_field_name("arguments") is not None:
+                out.setdefault(("<<<>>>", prog.text(fn).rsplit("::", 1)[-1]), []).append(n)
         stack.extend(n.named_children)
-    return list(out.values())[:MAX_INSTANTIATIONS]
+    return out
+
+
+def _enclosing(n, owners: dict):
+    """The function definition (a FunctionDef of ``owners``) whose body holds node ``n``, or None."""
+    p = n.parent
+    while p is not None:
+        if p.type == "function_definition" and p.id in owners:
+            return owners[p.id]
+        p = p.parent
+    return None
+
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_INT_EXPR = re.compile(r"[0-9()+\-*/%<> ]+")
+
+
+def _put(bound: dict[str, str], name: str) -> str:
+    """``name`` replaced by its argument text in ``bound`` (parenthesized when it is an expression), or kept."""
+    v = bound.get(name)
+    if v is None:
+        return name
+    return v if re.fullmatch(r"[\w:]+", v) else f"({v})"
+
+
+def _fold(text: str) -> str:
+    """An argument text with the launcher's arguments put in (``(128)/2*2``), folded to its value where it is
+    integer arithmetic (``128``: the name nvcc's instantiation has), else as it is."""
+    if not _INT_EXPR.fullmatch(text):
+        return text
+    try:
+        v = _c_int(ast.parse(text, mode="eval").body)
+    except (SyntaxError, ValueError, ZeroDivisionError, RecursionError):
+        return text
+    return str(v)
+
+
+def _c_int(e: ast.AST) -> int:
+    """The value of integer expression ``e`` as C computes it (``/`` and ``%`` truncate toward zero)."""
+    if isinstance(e, ast.Constant) and type(e.value) is int:
+        return e.value
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+        v = _c_int(e.operand)
+        return -v if isinstance(e.op, ast.USub) else v
+    if isinstance(e, ast.BinOp):
+        a, b = _c_int(e.left), _c_int(e.right)
+        op = type(e.op)
+        if op in (ast.Div, ast.Mod):
+            q = int(a / b) if b else 1 // 0
+            return q if op is ast.Div else a - b * q
+        f = {ast.Add: a.__add__, ast.Sub: a.__sub__, ast.Mult: a.__mul__, ast.LShift: a.__lshift__,
+             ast.RShift: a.__rshift__}.get(op)
+        if f is not None and not (op is ast.LShift and b > 64):
+            return f(b)
+    raise ValueError("not integer arithmetic")
+
+
+def _instances_of(name: str, f: FunctionDef, prog: Program, mentions: dict, owners: dict,
+                  depth: int) -> list[Instantiation]:
+    """The instantiations of function template ``f`` (named ``name``) from its mentions, following templated
+    callers ``depth`` levels up."""
+    out: list[Instantiation] = []
+    for n in mentions.get(name, ()):
+        targs = n.child_by_field_name("arguments")
+        g = _enclosing(n, owners)
+        if g is f:
+            continue  # a template naming itself (recursion) instantiates nothing new
+        args = tuple(prog.text(x).replace(" ", "") for x in targs.named_children if x.type != "comment")
+        params = {p[0] for p in g.template_params} if g is not None else set()
+        if not params or not any(w in params for a in args for w in _IDENT.findall(a)):
+            p = n.parent  # k<128><<<…>>>(op): the parameters after those given deduced from the arguments
+            rest = {}
+            if len(args) < len(f.template_params) and p is not None and p.type == "call_expression" and any(
+                    c.type == "kernel_call_syntax" for c in p.children):
+                rest = _deduce(f, p, prog, {name for name, _k, _d in f.template_params[:len(args)]})
+            more = tuple(prog.text(rest[name]).replace(" ", "") for name, _k, _d in f.template_params if name in rest)
+            out.append(Instantiation(targs, (), args + more, tuple(rest.items())))
+            continue
+        if depth <= 1:
+            continue
+        for gi in _instances_of(g.name, g, prog, mentions, owners, depth - 1):
+            bound = dict(zip([p[0] for p in g.template_params], gi.args))
+            sub = tuple(_fold(_IDENT.sub(lambda m: _put(bound, m.group(0)), a)) for a in args)
+            out.append(Instantiation(targs, gi.outer + ((g, gi.targs),), sub))
+    return out
 
 
 def _missing_note(pre: Preprocessed) -> str:
@@ -300,104 +497,3 @@ def _blocking_region(f: FunctionDef, reached: list[FunctionDef], calls, defined:
                 if name in r.names:
                     return r, f"{name}, which it calls, is defined under an #if that"
     return None
-
-
-def diagnostic_findings(unit: CudaUnit, path: str, wants) -> list[Finding]:
-    """The frontend diagnostics of ``unit`` as findings (``wants(code)`` filters them; lines are virtual until
-    ``with_inline_context`` moves them)."""
-    from tmemlint.checks.registry import RULES
-
-    out = []
-    for d in unit.diagnostics:
-        if not wants(d.code):
-            continue
-        r = RULES[d.code]
-        sp = d.span
-        out.append(Finding(path, sp.line, sp.column, sp.end_line, sp.end_column, d.code, r.name, r.severity,
-                           d.message))
-    return out
-
-
-def with_inline_context(findings: list[Finding], unit, library=None) -> list[Finding]:
-    """Source-mode findings, one per (line, column, code), each with the call sites of the inlined helper it
-    points into as related locations ("called from here (inlined)"); findings in included headers moved to the
-    header's path and line; findings that depend on unseen functions dropped (``BLIND_CODES``).  ``unit`` is the
-    CudaUnit (a bare Module is accepted: one file, nothing to move).  ``library(path)``: which headers are library
-    code (``tmemlint.libraries``); a finding in one moves to the innermost call site in the user's files, the
-    header place becoming a related place (``user_frame``)."""
-    module = unit.module if isinstance(unit, CudaUnit) else unit
-    pre = unit.pre if isinstance(unit, CudaUnit) else None
-    blind = unit.blind if isinstance(unit, CudaUnit) else {}
-    by_pos: dict[tuple[int, int], object] = {}
-    for fn in module.functions:
-        for inst in fn.instructions:
-            key = (inst.span.line, inst.span.column)
-            if key not in by_pos and inst.src is not None:
-                by_pos[key] = inst.src
-    seen: set = set()
-    out = []
-    for f in findings:  # in the rules' order: of the copies of one finding (an unrolled loop), the first stays
-        if f.code in BLIND_CODES and f.function in blind:
-            continue
-        k = (f.path, f.line, f.column, f.code)
-        if k in seen:
-            continue
-        seen.add(k)
-        src = by_pos.get((f.line, f.column))
-        if src is not None and src.inlined_at:
-            have = {(r.line, r.column) for r in f.related}
-            for site in src.inlined_at:
-                if (site.line, site.column) not in have:
-                    f.related.append(Related(f.path, site.line, site.column, "called from here (inlined)"))
-        out.append(f)
-    if pre is not None and len(pre.files) > 1:
-        out = [_relocated(f, pre) for f in out]
-        if library is not None:
-            out = [user_frame(f, library, pre.files[0].path) for f in out]
-    return sorted(out, key=Finding.sort_key)
-
-
-_CALLED = "called from here (inlined)"
-
-
-def user_frame(f: Finding, library, main: str) -> Finding:
-    """``f`` moved out of a library header (``library(f.path)``, never the main file ``main``) to the first of
-    its call sites (``called from here (inlined)``, innermost first) in the user's files: the header place
-    becomes the related place ``in this library header``, the call sites inside it are dropped."""
-    if f.path == main or not library(f.path):
-        return f
-    sites = [r for r in f.related if r.message == _CALLED]
-    user = next((k for k, r in enumerate(sites) if r.path == main or not library(r.path)), None)
-    if user is None:
-        return f
-    to = sites[user]
-    keep = [r for r in f.related if r.message != _CALLED]
-    f.related = [Related(f.path, f.line, f.column, "in this library header")] + keep + sites[user + 1:]
-    f.path, f.line, f.column, f.end_line, f.end_column = to.path, to.line, to.column, to.line, to.column + 1
-    return f
-
-
-_LINE_REF = re.compile(r"\bline (\d+)\b")
-
-
-def _relocated(f: Finding, pre: Preprocessed) -> Finding:
-    """``f`` with its virtual lines (see ``preprocess``) made file and line: the finding, its related places, and
-    ``line N`` in its message."""
-    main = pre.files[0]
-    last = main.first_line + main.lines - 1
-
-    def move(path: str, line: int) -> tuple[str, int]:
-        return (path, line) if line <= last or path != main.path else pre.locate(line)
-
-    f.path, f.line = move(f.path, f.line)
-    if f.end_line > last:
-        f.end_line = pre.locate(f.end_line)[1]
-    f.related = [Related(*move(r.path, r.line), r.column, r.message) for r in f.related]
-    f.flow = [Related(*move(r.path, r.line), r.column, r.message, r.thread) for r in f.flow]
-
-    def ref(mo: re.Match) -> str:
-        p, n = move(main.path, int(mo.group(1)))
-        return f"line {n}" if p == f.path else f"{p}:{n}"
-
-    f.message = _LINE_REF.sub(ref, f.message)
-    return f
