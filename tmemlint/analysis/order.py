@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tmemlint.analysis.lifecycle import consistent_choice_facts
+from tmemlint.analysis.sync import WARP_COLLECTIVE
 from tmemlint.analysis.threads import cross_warp_facts, is_lane_fact, undecidable_pair
 from tmemlint.analysis.values import TOP
 from tmemlint.ir import Address, Instruction
@@ -155,6 +156,9 @@ class _Counts:
 
     waits: dict[int, dict]
     arrivals: dict[int, dict]
+    #: per observed instruction and fact set, the most waits of any thread of the class: what a warp-collective
+    #: (``.sync.aligned``) instruction is ordered after, since every lane of the warp reaches it together
+    lane_waits: dict[int, dict] = None  # type: ignore[assignment]
 
 
 def peer_arrive_key(values, inst: Instruction) -> BarrierKey | None:
@@ -276,6 +280,7 @@ class SyncModel:
             return hit[1]
         waits: dict[int, dict] = {}
         arrivals: dict[int, dict] = {}
+        most: dict[int, dict] = {}
 
         def transfer(prop, inst):
             s = self.site(inst)
@@ -297,8 +302,10 @@ class SyncModel:
             if w is None:
                 w = waits[i] = {}
                 a = arrivals[i] = {}
+                hi = most[i] = {}
             else:
                 a = arrivals[i]
+                hi = most[i]
             old = w.get(uniform)
             if old is None:
                 if len(w) >= _MAX_FACT_SETS:
@@ -307,14 +314,17 @@ class SyncModel:
             if old is None:
                 w[uniform] = prop[1]
                 a[uniform] = prop[0]
+                hi[uniform] = prop[1]
             else:
                 if prop[1] < old:
                     w[uniform] = prop[1]
                 if prop[0] > a[uniform]:
                     a[uniform] = prop[0]
+                if prop[1] > hi[uniform]:
+                    hi[uniform] = prop[1]
 
         self.ctx.simulate(transfer, (0, 0), observe, classes=[klass], relevant=self._relevant)
-        c = _Counts(waits, arrivals)
+        c = _Counts(waits, arrivals, most)
         self._counts[(id(klass), key)] = (klass, c)
         return c
 
@@ -458,6 +468,42 @@ class SyncModel:
             out[k] = max(got.values(), default=0) + done
         return out
 
+    def waits_own_completion(self, klass: "WarpClass", ops: tuple[Instruction, ...], b: Instruction) -> bool | None:
+        """Whether each thread of ``klass`` that issued one of the asynchronous tcgen05 operations ``ops`` has itself
+        committed them (``tcgen05.commit``, which tracks all of the thread's earlier ones, PTX ISA §9.7.16.8.4) and
+        waited on that commit's barrier before it reaches ``b``, on every path (the MMA lane's own producer tail
+        before the warp frees the columns).  None when no path through ``ops`` reaches ``b``; False when some does
+        without such a wait.  A path's state is ``None`` (nothing issued), ``()`` (issued, not committed) or the
+        keys committed to since the last operation."""
+        want = {o.index for o in ops}
+        verdicts: set[bool] = set()
+
+        def transfer(prop, i):
+            if i.index in want:
+                return ()
+            if prop is None:
+                return None
+            s = self.site(i)
+            if s is None:
+                return prop
+            if i.family == "tcgen05.commit":
+                return prop + (s.key,)
+            if s.waits and prop and any(s.key.may_alias(k) for k in prop):
+                return None  # complete: as if nothing were pending
+            return prop
+
+        def observe(_k, prop, i, _facts):
+            if i.index == b.index and prop is not None:
+                verdicts.add(False)
+            elif i.index == b.index:
+                verdicts.add(True)
+
+        relevant = lambda i: i.index in want or self._relevant(i)  # noqa: E731
+        self.ctx.simulate(transfer, None, observe, classes=[klass], relevant=relevant)
+        if not verdicts:
+            return None
+        return False not in verdicts
+
     def released_before(self, klass: "WarpClass", inst: Instruction) -> tuple[Release, ...]:
         """The hand-overs of ``klass`` (``Release``: arrives that do not wait) that precede ``inst`` on some path
         of the class with no wait of the class in between (no ``mbarrier.try_wait``/``test_wait``, ``bar.sync`` /
@@ -549,7 +595,9 @@ class SyncModel:
             when the only unordered path pairs are chosen by data each class computed itself."""
             sb = self.site(b)
             done = 1 if sb is not None and sb.waits and sb.key.may_alias(x) else 0  # b itself waits on x
-            b_states = [(f, min(m + done, MANY)) for f, m in self._count(kb, x).waits.get(b.index, {}).items()
+            counts = self._count(kb, x)
+            table = counts.lane_waits if b.family in WARP_COLLECTIVE else counts.waits
+            b_states = [(f, min(m + done, MANY)) for f, m in table.get(b.index, {}).items()
                         if self._agree(f, fb, fa)]
             if not b_states:
                 return False

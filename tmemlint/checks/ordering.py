@@ -642,6 +642,16 @@ def dealloc_unsynchronized(ctx):
                 continue
             unordered = [k for k in classes if used_by[id(k)] and (k is not kd or k.min_warps > 1)
                          and sync.all_happen_before(used_by[id(k)], k, d, kd) is False]
+            if not unordered:
+                incomplete = _incomplete_async(ctx, d, kd, used_by)
+                if incomplete is not None:
+                    k, op, why = incomplete
+                    ctx.report("TM305", d, f"tcgen05.dealloc by {kd!r} frees columns while the {op.family} of {k!r} "
+                                           f"at line {op.span.line} may not be complete ({why.describe()}): a barrier "
+                                           f"orders its issue, not its completion; its issuing thread commits it "
+                                           f"(tcgen05.commit) and that phase must be waited on before the dealloc",
+                               [(op, "asynchronous operation on the allocation")])
+                    break
             if unordered:
                 ctx.report("TM305", d, f"tcgen05.dealloc by {kd!r} is not ordered after the last tcgen05 access of "
                                        f"{unordered[0]!r} on some path (no barrier or mbarrier it arrives on after "
@@ -649,6 +659,24 @@ def dealloc_unsynchronized(ctx):
                                        f"still be using the columns",
                            [(used_by[id(unordered[0])][-1], "a TMEM access of those warps")])
                 break
+
+
+def _incomplete_async(ctx, d, kd, used_by):
+    """TM305's completion side: ``(class, operation, Ordering)`` for the first warp class (the deallocating one
+    included) whose asynchronous tcgen05 operations on TMEM (mma, cp, shift: PTX ISA §9.7.16.6, reference §3
+    "Before dealloc") are not complete before the dealloc ``d`` of class ``kd`` on some path, by the happens-before
+    model with ``completion`` (a ``tcgen05.commit`` after the latest of them, whose phase ``kd`` waits for, or a
+    class that waited for it and then synchronizes with ``kd``); None when every one is, or when it cannot be
+    decided."""
+    sync = ctx.sync
+    for k in ctx.threads.classes:
+        ops = tuple(a for a in used_by[id(k)] if a.family in ("tcgen05.mma", "tcgen05.cp", "tcgen05.shift"))
+        if not ops:
+            continue
+        why = sync.ordering(ops, k, d, kd, completion=True)
+        if why.verdict is False and (k is not kd or sync.waits_own_completion(k, ops, d) is not True):
+            return k, ops[-1], why
+    return None
 
 
 @rule("TM306", "missing-tcgen05-fence", "info",
