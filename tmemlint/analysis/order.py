@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tmemlint.analysis.lifecycle import consistent_choice_facts
+from tmemlint.analysis.sync import WARP_COLLECTIVE
 from tmemlint.analysis.threads import cross_warp_facts, is_lane_fact, undecidable_pair
 from tmemlint.analysis.values import TOP
 from tmemlint.ir import Address, Instruction
@@ -120,6 +121,17 @@ def sync_site(values, inst: Instruction) -> SyncSite | None:
     return None
 
 
+def _is_release(inst: Instruction, site: SyncSite) -> bool:
+    """Whether ``inst`` hands something back without waiting: ``mbarrier.arrive`` / ``arrive_drop`` (not
+    ``.expect_tx``, a producer announcing bytes) or ``bar.arrive`` / ``barrier.arrive`` (not the cluster barrier).
+    A ``tcgen05.commit`` is not: it hands over its own asynchronous operations' results when they complete."""
+    if not site.arrives or site.waits:
+        return False
+    if inst.op == "mbarrier":
+        return "expect_tx" not in inst.parts
+    return inst.op in ("bar", "barrier") and site.key.kind == "bar"
+
+
 #: Barrier phases counted exactly below this many; this many or more (a loop) is "many".
 MANY = 4
 
@@ -144,6 +156,9 @@ class _Counts:
 
     waits: dict[int, dict]
     arrivals: dict[int, dict]
+    #: per observed instruction and fact set, the most waits of any thread of the class: what a warp-collective
+    #: (``.sync.aligned``) instruction is ordered after, since every lane of the warp reaches it together
+    lane_waits: dict[int, dict] = None  # type: ignore[assignment]
 
 
 def peer_arrive_key(values, inst: Instruction) -> BarrierKey | None:
@@ -173,6 +188,45 @@ def peer_arrive_key(values, inst: Instruction) -> BarrierKey | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class Ordering:
+    """The answer of ``SyncModel.ordering``: whether ``a`` (run by ``ka``) is ordered before ``b`` (run by ``kb``).
+
+    ``verdict``: True (ordered on every feasible pair of paths), False (not ordered on some pair), None (the model
+    cannot decide: then a rule says nothing).  ``released``: the barrier instances ``ka`` arrives on after ``a`` (for
+    a ``completion`` question only ``tcgen05.commit`` arrivals, which wait for the thread's earlier asynchronous
+    tcgen05 operations, PTX ISA §9.7.16.8.4); ``waited``: the instances among them that ``kb`` waits on before
+    ``b`` on some path.  ``missing`` says which edge of the chain release → wait is absent when ``verdict`` is False:
+    ``"release"`` (``ka`` arrives on no barrier after ``a``; for ``completion``, commits to none), ``"wait"``
+    (``kb`` waits on none of ``released`` before ``b``) or ``"phase"`` (it waits on one, but for a phase that does
+    not include ``ka``'s arrival: the wait comes before it, e.g. the load is issued before the wait); None when
+    ordered or undecided."""
+
+    verdict: bool | None
+    released: tuple[BarrierKey, ...] = ()
+    waited: tuple[BarrierKey, ...] = ()
+    missing: str | None = None
+
+    def describe(self) -> str:
+        """The missing edge in words, for a rule's message ('' when none is missing)."""
+        if self.missing == "release":
+            return "no tcgen05.commit (or arrive) after it"
+        if self.missing == "wait":
+            return "no wait on the barrier it arrives on"
+        if self.missing == "phase":
+            return "the wait on its barrier comes before the arrival (an earlier phase)"
+        return ""
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """A hand-over by the executing thread (``SyncModel.released_before``): ``inst`` arrives on ``key`` (an
+    ``mbarrier.arrive`` without ``.expect_tx``, or ``bar.arrive``/``barrier.arrive``) without waiting."""
+
+    inst: Instruction
+    key: BarrierKey
+
+
 class SyncModel:
     """Happens-before of one function (see the module docstring), computed on demand per warp class and cached.
 
@@ -188,6 +242,7 @@ class SyncModel:
         self._agreement: dict[tuple, bool] = {}
         self._uniform_facts: dict[frozenset, frozenset] = {}
         self._ordered: dict[tuple, bool | None] = {}
+        self._released: dict[int, tuple] = {}  # class id -> (class, {instruction index: releases})
 
     def _uniform(self, facts: frozenset) -> frozenset:
         """The CTA-uniform facts of a path in cross-warp form (``threads.cross_warp_facts``), memoised."""
@@ -225,6 +280,7 @@ class SyncModel:
             return hit[1]
         waits: dict[int, dict] = {}
         arrivals: dict[int, dict] = {}
+        most: dict[int, dict] = {}
 
         def transfer(prop, inst):
             s = self.site(inst)
@@ -246,8 +302,10 @@ class SyncModel:
             if w is None:
                 w = waits[i] = {}
                 a = arrivals[i] = {}
+                hi = most[i] = {}
             else:
                 a = arrivals[i]
+                hi = most[i]
             old = w.get(uniform)
             if old is None:
                 if len(w) >= _MAX_FACT_SETS:
@@ -256,14 +314,17 @@ class SyncModel:
             if old is None:
                 w[uniform] = prop[1]
                 a[uniform] = prop[0]
+                hi[uniform] = prop[1]
             else:
                 if prop[1] < old:
                     w[uniform] = prop[1]
                 if prop[0] > a[uniform]:
                     a[uniform] = prop[0]
+                if prop[1] > hi[uniform]:
+                    hi[uniform] = prop[1]
 
         self.ctx.simulate(transfer, (0, 0), observe, classes=[klass], relevant=self._relevant)
-        c = _Counts(waits, arrivals)
+        c = _Counts(waits, arrivals, most)
         self._counts[(id(klass), key)] = (klass, c)
         return c
 
@@ -382,19 +443,118 @@ class SyncModel:
         for the commit, then hands over) are ordinary."""
         return self.all_happen_before((a,), ka, b, kb, completion=True)
 
+    def ordering(self, group: tuple[Instruction, ...], ka: "WarpClass", b: Instruction, kb: "WarpClass",
+                 completion: bool = False, tied: bool = False) -> Ordering:
+        """``all_happen_before(group, ka, b, kb, completion=completion, tied=tied)`` with the chain's edges: which
+        barrier instances ``ka`` releases after the latest of ``group``, which of them ``kb`` waits on before ``b``,
+        and when not ordered, the edge that is missing (``Ordering``)."""
+        verdict = self.all_happen_before(group, ka, b, kb, completion=completion, tied=tied)
+        paths = self.releases_after(ka, group, grouped=len(group) > 1, completion=completion).get(group[0].index)
+        released = sorted({k for keys, _ in paths or () for k in keys}, key=repr)
+        waits = self._count_waits_before(kb, b, released)
+        waited = tuple(k for k in released if waits.get(k, 0) > 0)
+        missing = None
+        if verdict is False:
+            missing = "release" if not released else "wait" if not waited else "phase"
+        return Ordering(verdict, tuple(released), waited, missing)
+
+    def _count_waits_before(self, kb: "WarpClass", b: Instruction, keys: list[BarrierKey]) -> dict:
+        """The most waits of ``kb`` on each of ``keys`` before ``b`` over its paths (``b``'s own wait included)."""
+        out = {}
+        sb = self.site(b)
+        for k in keys:
+            done = 1 if sb is not None and sb.waits and sb.key.may_alias(k) else 0
+            got = self._count(kb, k).waits.get(b.index, {})
+            out[k] = max(got.values(), default=0) + done
+        return out
+
+    def waits_own_completion(self, klass: "WarpClass", ops: tuple[Instruction, ...], b: Instruction) -> bool | None:
+        """Whether each thread of ``klass`` that issued one of the asynchronous tcgen05 operations ``ops`` has itself
+        committed them (``tcgen05.commit``, which tracks all of the thread's earlier ones, PTX ISA §9.7.16.8.4) and
+        waited on that commit's barrier before it reaches ``b``, on every path (the MMA lane's own producer tail
+        before the warp frees the columns).  None when no path through ``ops`` reaches ``b``; False when some does
+        without such a wait.  A path's state is ``None`` (nothing issued), ``()`` (issued, not committed) or the
+        keys committed to since the last operation."""
+        want = {o.index for o in ops}
+        verdicts: set[bool] = set()
+
+        def transfer(prop, i):
+            if i.index in want:
+                return ()
+            if prop is None:
+                return None
+            s = self.site(i)
+            if s is None:
+                return prop
+            if i.family == "tcgen05.commit":
+                return prop + (s.key,)
+            if s.waits and prop and any(s.key.may_alias(k) for k in prop):
+                return None  # complete: as if nothing were pending
+            return prop
+
+        def observe(_k, prop, i, _facts):
+            if i.index == b.index and prop is not None:
+                verdicts.add(False)
+            elif i.index == b.index:
+                verdicts.add(True)
+
+        relevant = lambda i: i.index in want or self._relevant(i)  # noqa: E731
+        self.ctx.simulate(transfer, None, observe, classes=[klass], relevant=relevant)
+        if not verdicts:
+            return None
+        return False not in verdicts
+
+    def released_before(self, klass: "WarpClass", inst: Instruction) -> tuple[Release, ...]:
+        """The hand-overs of ``klass`` (``Release``: arrives that do not wait) that precede ``inst`` on some path
+        of the class with no wait of the class in between (no ``mbarrier.try_wait``/``test_wait``, ``bar.sync`` /
+        ``barrier.sync``/``bar.red``, ``barrier.cluster.wait``): what this thread has handed back and not yet
+        waited for again when it executes ``inst`` (PTX ISA §9.7.13.15, §9.7.13.1; rules catalog TM313).  Any
+        wait ends every hand-over (it may be the wait for the cells again): a documented limit that keeps the
+        answer on the safe side.  Empty when ``klass`` does not execute ``inst``."""
+        hit = self._released.get(id(klass))
+        if hit is None or hit[0] is not klass:
+            seen: dict[int, frozenset] = {}
+            insts = self.ctx.function.instructions
+
+            def transfer(prop, i):
+                s = self.site(i)
+                if s is None:
+                    return prop
+                if s.waits:
+                    return frozenset()
+                if _is_release(i, s):
+                    return prop | {i.index}
+                return prop
+
+            def observe(_k, prop, i, _facts):
+                if prop:
+                    seen[i.index] = seen.get(i.index, frozenset()) | prop
+
+            self.ctx.simulate(transfer, frozenset(), observe, classes=[klass], relevant=self._relevant)
+            table = {i: tuple(Release(insts[r], self.site(insts[r]).key) for r in sorted(rs))
+                     for i, rs in seen.items()}
+            hit = self._released[id(klass)] = (klass, table)
+        return hit[1].get(inst.index, ())
+
     def all_happen_before(self, group: tuple[Instruction, ...], ka: "WarpClass", b: Instruction,
-                          kb: "WarpClass", hops: int = 2, completion: bool = False) -> bool | None:
+                          kb: "WarpClass", hops: int = 2, completion: bool = False,
+                          tied: bool = False) -> bool | None:
         """``must_happen_before`` for the latest of the instructions ``group`` that ``ka`` executes on each path
         (every access of a warp class before a dealloc); counts of arrivals are the most at any of them.
 
         Happens-before is transitive: when no barrier instance orders ``group`` before ``b`` directly, a third
         warp class that waits after ``group`` (at a wait ordered after it) and then arrives where ``kb`` waits
         orders them (the MMA warp commits to the correction warps, which hand over to the epilogue warp that
-        frees: CUTLASS FMHA); at most ``hops`` such classes are followed."""
-        direct = self._direct(group, ka, b, kb, completion)
+        frees: CUTLASS FMHA); at most ``hops`` such classes are followed.
+
+        ``tied``: ``b`` uses what ``group`` produced (a load of an MMA's accumulator), so an execution in which ``b``
+        runs and ``group`` does not is no excuse: pairs of paths chosen by data each class computed itself count
+        as unordered instead of undecided, and a barrier key that is not exact orders only the paths of ``kb`` that
+        waited on it at least once (not merely some path).  The first hop only; later hops are ordinary."""
+        direct = self._direct(group, ka, b, kb, completion, tied)
         if direct is not False or hops == 0:
             return direct
-        key = (tuple(g.index for g in group), id(ka), b.index, id(kb), hops, completion)
+        key = (tuple(g.index for g in group), id(ka), b.index, id(kb), hops, completion, tied)
         if key in self._transitive:
             return self._transitive[key]
         self._transitive[key] = False  # a cycle through the same question orders nothing
@@ -414,14 +574,14 @@ class SyncModel:
         return result
 
     def _direct(self, group: tuple[Instruction, ...], ka: "WarpClass", b: Instruction,
-                kb: "WarpClass", completion: bool = False) -> bool | None:
-        key = (tuple(g.index for g in group), ka.warps, b.index, kb.warps, completion)
+                kb: "WarpClass", completion: bool = False, tied: bool = False) -> bool | None:
+        key = (tuple(g.index for g in group), ka.warps, b.index, kb.warps, completion, tied)
         if key not in self._ordered:
-            self._ordered[key] = self._direct_uncached(group, ka, b, kb, completion)
+            self._ordered[key] = self._direct_uncached(group, ka, b, kb, completion, tied)
         return self._ordered[key]
 
     def _direct_uncached(self, group: tuple[Instruction, ...], ka: "WarpClass", b: Instruction,
-                         kb: "WarpClass", completion: bool = False) -> bool | None:
+                         kb: "WarpClass", completion: bool = False, tied: bool = False) -> bool | None:
         """``all_happen_before`` through one barrier instance, with no third class.  When ``b`` is itself a wait,
         the question is whether ``group`` is ordered before ``b`` returns (its own wait counts)."""
         a = group[0]
@@ -435,18 +595,22 @@ class SyncModel:
             when the only unordered path pairs are chosen by data each class computed itself."""
             sb = self.site(b)
             done = 1 if sb is not None and sb.waits and sb.key.may_alias(x) else 0  # b itself waits on x
-            b_states = [(f, min(m + done, MANY)) for f, m in self._count(kb, x).waits.get(b.index, {}).items()
+            counts = self._count(kb, x)
+            table = counts.lane_waits if b.family in WARP_COLLECTIVE else counts.waits
+            b_states = [(f, min(m + done, MANY)) for f, m in table.get(b.index, {}).items()
                         if self._agree(f, fb, fa)]
             if not b_states:
                 return False
             if not x.exact:  # arrivals on other barriers may be counted too: any wait orders (a documented limit)
+                if tied:  # ... but a path of kb that never waited on it is not ordered through it
+                    return all(m > 0 for _, m in b_states)
                 return any(m > 0 for _, m in b_states)
             a_states = [st for g in group for st in self._count(ka, x).arrivals.get(g.index, {}).items()]
             verdict: bool | None = True
             for f, m in b_states:
                 n = max((c for g, c in a_states if self._agree(g, f, fa)), default=0)
                 if not (m > 0 and (n >= MANY or m >= MANY or n + 1 <= m)):
-                    if not undecidable_pair(f, fa):
+                    if tied or not undecidable_pair(f, fa):
                         return False
                     verdict = None  # both paths chosen by values each class computed itself
             return verdict
@@ -467,7 +631,7 @@ class SyncModel:
                         break
                 if True in verdicts:
                     continue
-                if None in verdicts or undecidable_pair(fa, fb):
+                if None in verdicts or (not tied and undecidable_pair(fa, fb)):
                     uncertain = True  # e.g. a role that allocated but met only empty tiles, per its own loads
                     continue
                 return False

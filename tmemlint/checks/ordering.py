@@ -736,11 +736,87 @@ def accumulator_read_before_complete(ctx):
             hits[ld.index] = w.index
             break
     insts = fn.instructions
-    for i, w in sorted(hits.items()):
-        ctx.report("TM304", insts[i], f"tcgen05.ld reads columns written by the {insts[w].family} at line "
-                                      f"{insts[w].span.line} with no mbarrier wait on any path in between: the "
-                                      f"asynchronous result may not be complete (commit to an mbarrier and wait on it)",
-                   [(insts[w], "written here")])
+    cross = _cross_role_reads(ctx, lds, writers)
+    for i in sorted(set(hits) | set(cross)):
+        if i in hits:
+            w = hits[i]
+            ctx.report("TM304", insts[i], f"tcgen05.ld reads columns written by the {insts[w].family} at line "
+                                          f"{insts[w].span.line} with no mbarrier wait on any path in between: the "
+                                          f"asynchronous result may not be complete (commit to an mbarrier and wait "
+                                          f"on it)", [(insts[w], "written here")])
+            continue
+        w, ka, kb, why = cross[i]
+        ctx.report("TM304", insts[i], f"tcgen05.ld by {kb!r} reads columns written by the {w.family} of {ka!r} at "
+                                      f"line {w.span.line} (another warp role), and the load is not ordered after "
+                                      f"that operation's completion ({why.describe()}): wait on the mbarrier its "
+                                      f"tcgen05.commit arrives on, for that phase, then tcgen05.fence::"
+                                      f"after_thread_sync, before the load", [(w, "written here")])
+
+
+def _repeats(ctx, inst) -> bool:
+    """Whether ``inst`` lies on a cycle of the CFG (a loop body): then some of its executions may precede an
+    instruction that others follow, and the happens-before model's loop counts (``order.MANY``) cannot tell which."""
+    from tmemlint.analysis.control import reach_bits
+
+    bit, reach = reach_bits(ctx)
+    blk = ctx.cfg.block_of[inst.index]
+    return any(n == blk or reach[n] & bit[blk] for n in ctx.cfg.graph.successors(blk))
+
+
+def _cross_role_reads(ctx, lds, writers) -> dict:
+    """TM304 across warp roles: ``{ld index: (writer, writer's class, ld's class, Ordering)}`` for each tcgen05.ld
+    that a warp class issues over columns another class writes with tcgen05.mma (D) or tcgen05.cp, where the
+    happens-before model (``SyncModel.ordering`` with ``completion``: a ``tcgen05.commit`` of the writer after its
+    write, and a wait on that barrier before the load, for a phase that includes the commit's arrival, directly or
+    through another class that waited for it) says the load is not ordered after the write's completion on some
+    pair of paths.  Columns come from the address sets (``AddressSets``: a stage register gives a set of start
+    columns); a load or write whose footprint is not known is not asked about, and an undecided answer (None)
+    reports nothing.  The writers of one class that may overlap the load are one group (the latest of them on each
+    path must be complete: a commit covers every earlier operation of its thread), less those ordered after the
+    load (a later write that the load's hand-over lets happen: CUTLASS-style accumulator reuse), unless both lie
+    in loops (then the model's loop counts, ``order.MANY``, order every execution of one after every execution of
+    the other, although the write of tile t precedes the load of tile t)."""
+    from tmemlint.analysis.regions import collect_accesses
+
+    sync = ctx.sync
+    classes = ctx.threads.classes
+    acc = collect_accesses(list(lds) + list(writers), ctx.values, ctx.address_sets)
+    spans: dict[int, list] = {}
+    for a in acc:
+        if a.role not in ("ld", "d", "cp") or a.addr is None or not a.addr.exact:
+            continue
+        iv = a.intervals()
+        if iv:
+            spans[a.inst.index] = [(a.addr.slot, lo, hi) for lo, hi in iv]
+    runs = {id(k): [w for w in writers if w.index in spans and sync.executes(k, w)] for k in classes}
+    out: dict = {}
+    for ld in lds:
+        mine = spans.get(ld.index)
+        if not mine:
+            continue
+        for kb in classes:
+            if ld.index in out or not sync.executes(kb, ld):
+                continue
+            for ka in classes:
+                if ka is kb:
+                    continue
+                group = tuple(w for w in runs[id(ka)] if any(_overlap(m, r) for m in mine for r in spans[w.index]))
+                if not group:
+                    continue
+                why = sync.ordering(group, ka, ld, kb, completion=True, tied=True)
+                if why.verdict is False:
+                    # a write ordered after the load is a later write of the cells (the load's own hand-over lets
+                    # it happen: write-after-read), not the one the load reads
+                    both_loop = _repeats(ctx, ld)
+                    group = tuple(w for w in group if (both_loop and _repeats(ctx, w)) or
+                                  sync.must_happen_before(ld, kb, w, ka) is not True)
+                    if not group:
+                        continue
+                    why = sync.ordering(group, ka, ld, kb, completion=True, tied=True)
+                if why.verdict is False:
+                    out[ld.index] = (group[-1], ka, kb, why)
+                    break
+    return out
 
 
 @rule("TM305", "dealloc-unsynchronized", "error",
@@ -771,6 +847,16 @@ def dealloc_unsynchronized(ctx):
                 continue
             unordered = [k for k in classes if used_by[id(k)] and (k is not kd or k.min_warps > 1)
                          and sync.all_happen_before(used_by[id(k)], k, d, kd) is False]
+            if not unordered:
+                incomplete = _incomplete_async(ctx, d, kd, used_by)
+                if incomplete is not None:
+                    k, op, why = incomplete
+                    ctx.report("TM305", d, f"tcgen05.dealloc by {kd!r} frees columns while the {op.family} of {k!r} "
+                                           f"at line {op.span.line} may not be complete ({why.describe()}): a barrier "
+                                           f"orders its issue, not its completion; its issuing thread commits it "
+                                           f"(tcgen05.commit) and that phase must be waited on before the dealloc",
+                               [(op, "asynchronous operation on the allocation")])
+                    break
             if unordered:
                 ctx.report("TM305", d, f"tcgen05.dealloc by {kd!r} is not ordered after the last tcgen05 access of "
                                        f"{unordered[0]!r} on some path (no barrier or mbarrier it arrives on after "
@@ -778,6 +864,24 @@ def dealloc_unsynchronized(ctx):
                                        f"still be using the columns",
                            [(used_by[id(unordered[0])][-1], "a TMEM access of those warps")])
                 break
+
+
+def _incomplete_async(ctx, d, kd, used_by):
+    """TM305's completion side: ``(class, operation, Ordering)`` for the first warp class (the deallocating one
+    included) whose asynchronous tcgen05 operations on TMEM (mma, cp, shift: PTX ISA §9.7.16.6, reference §3
+    "Before dealloc") are not complete before the dealloc ``d`` of class ``kd`` on some path, by the happens-before
+    model with ``completion`` (a ``tcgen05.commit`` after the latest of them, whose phase ``kd`` waits for, or a
+    class that waited for it and then synchronizes with ``kd``); None when every one is, or when it cannot be
+    decided."""
+    sync = ctx.sync
+    for k in ctx.threads.classes:
+        ops = tuple(a for a in used_by[id(k)] if a.family in ("tcgen05.mma", "tcgen05.cp", "tcgen05.shift"))
+        if not ops:
+            continue
+        why = sync.ordering(ops, k, d, kd, completion=True)
+        if why.verdict is False and (k is not kd or sync.waits_own_completion(k, ops, d) is not True):
+            return k, ops[-1], why
+    return None
 
 
 @rule("TM306", "missing-tcgen05-fence", "info",
