@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from tmemlint.analysis.cluster import evaluate, identity_environments, mentions_identity
+from tmemlint.analysis.control import block_descendants, can_reach
 from tmemlint.analysis.publication import ReleaseSyncModel, unfenced_relaxed_arrives
-from tmemlint.analysis.values import TOP
+from tmemlint.analysis.sync import tmem_operand_indices
+from tmemlint.analysis.threads import is_lane_fact
+from tmemlint.analysis.tmem import trap_checked_bases
+from tmemlint.analysis.values import TOP, _regs_in, defined_regs, eval_tid
 from tmemlint.checks.registry import rule
-from tmemlint.ir import Address
+from tmemlint.ir import Address, Imm, Reg
 
 _MEMORY_OPS = {"ld", "ldu", "st", "atom", "red", "cp", "prefetch", "prefetchu", "cvta", "mbarrier", "multimem"}
 
@@ -57,8 +62,6 @@ def non_tcgen05_access(ctx):
 def _tmem_operand_defs(ctx) -> dict:
     """``(definition index, register) → tcgen05 instruction`` for the register definitions that reach a TMEM
     operand of a tcgen05 instruction (the same value is then a TMEM address, whatever it was computed from)."""
-    from tmemlint.analysis.sync import tmem_operand_indices
-
     va = ctx.values
     out: dict = {}
     for inst in ctx.function.instructions:
@@ -110,7 +113,6 @@ def _slot_symbols(ctx) -> dict[str, int | None]:
 
 
 def _tmem_operands(ctx):
-    from tmemlint.analysis.sync import tmem_operand_indices
 
     va = ctx.values
     for inst in ctx.function.instructions:
@@ -142,8 +144,6 @@ def slot_address_as_taddr(ctx):
 
 def _trap_checked_constants(ctx) -> set[int]:
     """``analysis.tmem.trap_checked_bases`` of the function."""
-    from tmemlint.analysis.tmem import trap_checked_bases
-
     return trap_checked_bases(ctx.function, ctx.values)
 
 
@@ -227,8 +227,6 @@ def _lanes_of_shape(inst) -> int:
 def lane_quadrant(ctx):
     """PTX ISA §9.7.16.2.3 (access restrictions): warp w of a warpgroup may only access lanes
     32*(w%4) .. 32*(w%4)+31 with tcgen05.ld/st; ``-g-tmem-access-check`` traps otherwise."""
-    from tmemlint.analysis.values import eval_tid
-
     targets = [i for i in ctx.function.instructions if i.family in ("tcgen05.ld", "tcgen05.st")]
     if not targets:
         return
@@ -305,10 +303,6 @@ def _lane_value(va, inst, o, env: dict, tids: range, depth: int = 0) -> int | No
     allocation slot taken as 0 (its lane field is 0, PTX ISA §9.7.16.7.1, and only the lane field is asked for);
     followed through single definitions by mov/cvt and integer arithmetic.  None when it differs between the
     threads, or depends on anything else (a load, several definitions)."""
-    from tmemlint.analysis.cluster import evaluate
-    from tmemlint.analysis.values import eval_tid
-    from tmemlint.ir import Imm, Reg
-
     if depth > 16:
         return None
     if type(o) is Imm:
@@ -356,8 +350,6 @@ def _identity_lane_fault(ctx, inst, k, width, runs, executed, nwarps) -> bool:
     that differ between CTAs are this check's.  Reports and returns True on a fault; says nothing (False) when the
     address cannot be evaluated or a path to ``inst`` branches on the CTA's identity (that branch may exclude the
     faulting CTAs)."""
-    from tmemlint.analysis.cluster import identity_environments, mentions_identity
-
     va = ctx.values
     o = inst.operands[k]
     envs = identity_environments(ctx.function)
@@ -398,8 +390,6 @@ def _identity_lane_fault(ctx, inst, k, width, runs, executed, nwarps) -> bool:
 
 def reachable_after(ctx, starts) -> set[int]:
     """Indices of the instructions that can execute after one of the instructions ``starts`` (CFG paths)."""
-    from tmemlint.analysis.control import block_descendants
-
     cfg = ctx.cfg
     out: set[int] = set()
     for s in starts:
@@ -491,9 +481,6 @@ def _flows_to_tmem_operand(ctx, load) -> bool:
     """Whether the value ``load`` defines reaches, through register definitions (reaching definitions, any
     arithmetic or copy), a TMEM operand of a tcgen05 instruction, a store, or a call argument (where it may
     become one)."""
-    from tmemlint.analysis.sync import tmem_operand_indices
-    from tmemlint.analysis.values import defined_regs
-
     va = ctx.values
     insts = ctx.function.instructions
     work = [(load.index, r.name) for r in defined_regs(load)]
@@ -515,8 +502,6 @@ def _flows_to_tmem_operand(ctx, load) -> bool:
 
 def _names(o) -> set[str]:
     """Register names inside operand ``o``."""
-    from tmemlint.analysis.values import _regs_in
-
     out: list = []
     _regs_in(o, out)
     return {r.name for r in out}
@@ -530,8 +515,6 @@ def _tid_address(va, inst, a: Address):
     """``(symbol, offset, e)`` when address operand ``a`` of ``inst`` is ``symbol + offset + e(%tid.x)`` bytes
     (``e`` a thread expression, see ``values.eval_tid``), found by following single definitions through
     ``mov``/``cvt``/``cvta`` and ``add``s of a constant or of one thread expression; else None."""
-    from tmemlint.ir import Reg
-
     off = a.offset
     base = a.base
     for _ in range(16):
@@ -586,8 +569,6 @@ def _thread_hit(ctx, inst, slot):
     evaluated for every thread of every warp class whose paths reach the store (``FunctionContext.simulate``) and
     that the path's thread predicates let through: the store's own guard and the branches on ``%tid.x`` taken to
     reach it (``if (threadIdx.x != 0) buf[threadIdx.x] = …``: thread 0 never stores).  Else None."""
-    from tmemlint.analysis.values import eval_tid
-
     a = _tid_address(ctx.values, inst, inst.operands[0])
     if a is None or a[0] != slot[1]:
         return None
@@ -618,9 +599,6 @@ def _lane_filter(facts, tids: range) -> list[bool] | None:
     """For each thread of ``tids``: whether it satisfies every thread-predicate fact (``("tid", e)`` keys,
     ``threads.is_lane_fact``) of ``facts``; None when there is none.  ``elect.sync`` facts are not used: the
     elected lane is not specified (PTX ISA §9.7.13.12), so they let every thread through."""
-    from tmemlint.analysis.threads import is_lane_fact
-    from tmemlint.analysis.values import eval_tid
-
     out = None
     for key, val in facts:
         if not is_lane_fact(key) or "elect" in repr(key):
@@ -664,8 +642,6 @@ def alloc_slot_aliased(ctx):
     (or an mbarrier/TMA write) to the same shared-memory bytes that can run after the alloc and before a read of
     the slot replaces the address with unrelated data.  Reusing the bytes after the last read (Triton's
     ``global_smem``) is fine and not reported."""
-    from tmemlint.analysis.control import can_reach
-
     sites = ctx.sites
     if not sites.allocs:
         return
@@ -720,8 +696,6 @@ def _cross_warp_slot_store(ctx, store, allocs, reads):
     does not happen before the store).  The CFG question of ``alloc_slot_aliased`` misses this: warp roles run in
     sibling branches, where neither reaches the other.  Pairs within one class are the CFG's (program order); an
     ordering the model cannot decide orders.  None when there is no such race."""
-    from tmemlint.analysis.control import can_reach
-
     sync = ctx.sync
     by_alloc = [(a, run.klass) for run in ctx.lifecycle.runs for a in allocs if a.index in run.executed]
     classes = ctx.threads.classes

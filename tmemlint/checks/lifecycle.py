@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from tmemlint.analysis.cluster import EITHER, PairRoles
+from tmemlint.analysis.control import lane_varying_controls
+from tmemlint.analysis.order import peer_arrive_key
+from tmemlint.analysis.sync import WARP_COLLECTIVE, cta_group
 from tmemlint.analysis.tmem import valid_ncols
 from tmemlint.checks.registry import rule
 from tmemlint.findings import Severity
+from tmemlint.ir import Sym
 
 
 @rule("TM101", "tmem-leak", "error",
@@ -287,9 +292,6 @@ def alloc_warp(ctx):
 def divergent_collective(ctx):
     """PTX ISA §9.7.16.7.1/§9.7.16.8 and the ``.aligned`` qualifier (§9.7.13.1): every thread of the warp must
     execute the same .sync.aligned instruction; under a lane-varying condition the others never arrive."""
-    from tmemlint.analysis.control import lane_varying_controls
-    from tmemlint.analysis.sync import WARP_COLLECTIVE
-
     for inst in ctx.function.instructions:
         if inst.family not in WARP_COLLECTIVE:
             continue
@@ -305,8 +307,6 @@ def divergent_collective(ctx):
 def cta_group_mix(ctx):
     """PTX ISA 9.0 §9.7.16 (clarified in §13.1): all tcgen05 instructions of a kernel use the same
     .cta_group; ptxas rejects the mix too (reference §4)."""
-    from tmemlint.analysis.sync import cta_group
-
     fn = ctx.function
     if not fn.is_entry:
         return
@@ -327,8 +327,6 @@ def cta_group_mix(ctx):
 
 def _callees(ctx):
     """Functions of the module called (transitively) by ctx.function."""
-    from tmemlint.ir import Sym
-
     mod = ctx.module
     seen: set[str] = set()
     work = [ctx.function]
@@ -359,9 +357,6 @@ def pair_alloc_unsynchronized(ctx):
     only another warp allocates is not confused with it.  After the paired work, a wait on a local mbarrier that
     the kernel also arrives on in its peer CTA (``mbarrier.arrive`` through ``mapa``: CUTLASS's paired TMEM
     release) stands for the cluster barrier: the peer arrives there only after its own paired work."""
-    from tmemlint.analysis.order import peer_arrive_key
-    from tmemlint.analysis.sync import cta_group
-
     sites = ctx.sites
     pair = {i.index for i in sites.allocs + sites.deallocs if cta_group(i) == 2}
     if not pair:
@@ -409,8 +404,6 @@ def _paired_work_of_other_warps(ctx, deallocs, paired_work, peer_keys) -> None:
     running the same code, has finished with the pair's columns when the wait completes), or a wait on a barrier
     the peer arrives on (CUTLASS's paired TMEM release, as in the same-warp check above).  An ordering the model
     cannot decide orders (no finding)."""
-    from tmemlint.analysis.sync import cta_group
-
     if not deallocs:
         return
     insts = ctx.function.instructions
@@ -478,9 +471,6 @@ def pair_issue_not_leader(ctx):
     (``analysis.cluster``); reported when an odd CTA satisfies them.  A path whose facts compare the CTA's identity
     with values the analysis cannot evaluate is not reported.  ``.cta_group::2`` alloc, dealloc and relinquish are
     per CTA (one warp of each CTA issues them) and are not concerned."""
-    from tmemlint.analysis.cluster import EITHER, PairRoles
-    from tmemlint.analysis.sync import cta_group
-
     if not ctx.function.is_entry:
         return  # a .func's leader test may be its caller's: not decidable from the callee alone
     insts = ctx.function.instructions

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
-from tmemlint.analysis.idesc import A_TMEM_COLUMNS, SCALE_COLUMNS, cp_columns, decode_idesc, mma_kind
+from tmemlint.analysis.control import on_cycle
+from tmemlint.analysis.idesc import (
+    A_TMEM_COLUMNS,
+    SCALE_COLUMNS,
+    accumulator_footprint,
+    cp_columns,
+    decode_idesc,
+    ld_st_columns,
+    mma_kind,
+)
 from tmemlint.analysis.regions import known_idesc
-from tmemlint.analysis.values import TOP
+from tmemlint.analysis.sync import cta_group
+from tmemlint.analysis.values import TOP, const_candidates
 from tmemlint.checks.registry import rule
+from tmemlint.ir import Address, Imm, Reg
 
 
 def _tmem(va, inst, k):
@@ -21,8 +32,6 @@ def constant_idesc(va, inst, k):
     """``(Idesc, text)`` of operand ``k`` of an MMA when it is a constant, or one of a few constants that all
     decode to the same M and N (CuTe DSL selects between descriptors that differ only in other fields); else
     ``(None, "")``."""
-    from tmemlint.analysis.values import const_candidates
-
     if k >= len(inst.operands):
         return None, ""
     vals = const_candidates(va.value(inst, inst.operands[k]))
@@ -190,9 +199,6 @@ def operand_footprints(ctx, inst):
     offset is constant: D of an MMA from its constant idesc (``accumulator_footprint``, PTX ISA §9.7.16.10.5),
     A in TMEM (8 columns), tcgen05.ld/st from the shape (Table 47/48), tcgen05.cp from the shape (§9.7.16.8.1).
     Scale-factor operands are left out: their address carries a byte selector in bits 30-31."""
-    from tmemlint.analysis.idesc import accumulator_footprint, ld_st_columns
-    from tmemlint.analysis.sync import cta_group
-
     va = ctx.values
     fam = inst.family
     out = []
@@ -288,9 +294,6 @@ def _varies_in_loop(ctx, inst, o, depth: int = 0) -> bool | None:
     ``inst``: True when it has several definitions (a loop-carried register: the initial value and the update), or
     its one definition lies on a CFG cycle and computes it from such a register; False when it is a constant or its
     definitions lie outside every cycle; None when it cannot be told (an immediate is False)."""
-    from tmemlint.analysis.control import on_cycle
-    from tmemlint.ir import Imm, Reg
-
     if type(o) is Imm:
         return False
     if type(o) is not Reg or depth > 12:
@@ -317,9 +320,6 @@ def _stale_scale_factors(ctx) -> None:
     again: each K block needs its own scale factors (§9.7.16.10.7), so every iteration after the first scales its
     A/B block with stale factors.  Anything that may refresh the columns in a loop (CUTLASS's per-K-block cp into
     the same columns) keeps the rule silent; so does an operand whose variation cannot be told."""
-    from tmemlint.analysis.control import on_cycle
-    from tmemlint.ir import Address
-
     insts = ctx.function.instructions
     mmas = [i for i in insts if i.family == "tcgen05.mma" and i.has("block_scale") and on_cycle(ctx, i)]
     if not mmas:
