@@ -444,11 +444,11 @@ class SyncModel:
         return self.all_happen_before((a,), ka, b, kb, completion=True)
 
     def ordering(self, group: tuple[Instruction, ...], ka: "WarpClass", b: Instruction, kb: "WarpClass",
-                 completion: bool = False, tied: bool = False) -> Ordering:
+                 completion: bool = False, tied: bool = False, phases: bool = True) -> Ordering:
         """``all_happen_before(group, ka, b, kb, completion=completion, tied=tied)`` with the chain's edges: which
         barrier instances ``ka`` releases after the latest of ``group``, which of them ``kb`` waits on before ``b``,
-        and when not ordered, the edge that is missing (``Ordering``)."""
-        verdict = self.all_happen_before(group, ka, b, kb, completion=completion, tied=tied)
+        and when not ordered, the edge that is missing (``Ordering``).  ``phases``: see ``all_happen_before``."""
+        verdict = self.all_happen_before(group, ka, b, kb, completion=completion, tied=tied, phases=phases)
         paths = self.releases_after(ka, group, grouped=len(group) > 1, completion=completion).get(group[0].index)
         released = sorted({k for keys, _ in paths or () for k in keys}, key=repr)
         waits = self._count_waits_before(kb, b, released)
@@ -538,7 +538,7 @@ class SyncModel:
 
     def all_happen_before(self, group: tuple[Instruction, ...], ka: "WarpClass", b: Instruction,
                           kb: "WarpClass", hops: int = 2, completion: bool = False,
-                          tied: bool = False) -> bool | None:
+                          tied: bool = False, phases: bool = True) -> bool | None:
         """``must_happen_before`` for the latest of the instructions ``group`` that ``ka`` executes on each path
         (every access of a warp class before a dealloc); counts of arrivals are the most at any of them.
 
@@ -550,11 +550,16 @@ class SyncModel:
         ``tied``: ``b`` uses what ``group`` produced (a load of an MMA's accumulator), so an execution in which ``b``
         runs and ``group`` does not is no excuse: pairs of paths chosen by data each class computed itself count
         as unordered instead of undecided, and a barrier key that is not exact orders only the paths of ``kb`` that
-        waited on it at least once (not merely some path).  The first hop only; later hops are ordinary."""
-        direct = self._direct(group, ka, b, kb, completion, tied)
+        waited on it at least once (not merely some path).  The first hop only; later hops are ordinary.
+
+        ``phases`` False: a wait on an instance orders a path of ``kb`` whatever the phase counts say (one wait
+        after the release suffices); counts compared across two classes' unrolled loops (a remainder loop in each)
+        pair paths that are not the same iterations, so questions whose answer must not depend on them ask this
+        way (the first hop only)."""
+        direct = self._direct(group, ka, b, kb, completion, tied, phases)
         if direct is not False or hops == 0:
             return direct
-        key = (tuple(g.index for g in group), id(ka), b.index, id(kb), hops, completion, tied)
+        key = (tuple(g.index for g in group), id(ka), b.index, id(kb), hops, completion, tied, phases)
         if key in self._transitive:
             return self._transitive[key]
         self._transitive[key] = False  # a cycle through the same question orders nothing
@@ -574,14 +579,16 @@ class SyncModel:
         return result
 
     def _direct(self, group: tuple[Instruction, ...], ka: "WarpClass", b: Instruction,
-                kb: "WarpClass", completion: bool = False, tied: bool = False) -> bool | None:
-        key = (tuple(g.index for g in group), ka.warps, b.index, kb.warps, completion, tied)
+                kb: "WarpClass", completion: bool = False, tied: bool = False,
+                phases: bool = True) -> bool | None:
+        key = (tuple(g.index for g in group), ka.warps, b.index, kb.warps, completion, tied, phases)
         if key not in self._ordered:
-            self._ordered[key] = self._direct_uncached(group, ka, b, kb, completion, tied)
+            self._ordered[key] = self._direct_uncached(group, ka, b, kb, completion, tied, phases)
         return self._ordered[key]
 
     def _direct_uncached(self, group: tuple[Instruction, ...], ka: "WarpClass", b: Instruction,
-                         kb: "WarpClass", completion: bool = False, tied: bool = False) -> bool | None:
+                         kb: "WarpClass", completion: bool = False, tied: bool = False,
+                         phases: bool = True) -> bool | None:
         """``all_happen_before`` through one barrier instance, with no third class.  When ``b`` is itself a wait,
         the question is whether ``group`` is ordered before ``b`` returns (its own wait counts)."""
         a = group[0]
@@ -601,9 +608,17 @@ class SyncModel:
                         if self._agree(f, fb, fa)]
             if not b_states:
                 return False
+            if tied and (not x.exact or not phases):  # a path of kb that never waited on it is not ordered
+                return all(m > 0 for _, m in b_states)
+            if not phases:  # one wait orders; a path with none does, unless chosen by data (undecided)
+                unknown = False
+                for f, m in b_states:
+                    if m == 0:
+                        if not undecidable_pair(f, fa):
+                            return False
+                        unknown = True
+                return None if unknown else True
             if not x.exact:  # arrivals on other barriers may be counted too: any wait orders (a documented limit)
-                if tied:  # ... but a path of kb that never waited on it is not ordered through it
-                    return all(m > 0 for _, m in b_states)
                 return any(m > 0 for _, m in b_states)
             a_states = [st for g in group for st in self._count(ka, x).arrivals.get(g.index, {}).items()]
             verdict: bool | None = True
