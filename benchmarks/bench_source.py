@@ -4,6 +4,8 @@
     python benchmarks/bench_source.py DIR_OR_FILE ... # any tree
     python benchmarks/bench_source.py --repeat 5 --cli
     python benchmarks/bench_source.py --generated 150   # one generated 2,446-line kernel: time and peak memory
+    python benchmarks/bench_source.py --unreadable 200  # a kernel over 200 generated headers full of #if branches
+                                                        # source mode cannot decide: what its TM901 costs
 
 Prints, for the best of ``--repeat`` runs in this process: files, lines, seconds, lines/s, the share of each phase
 (preprocessing, tree-sitter parse and definitions, lowering to the IR, analyses and rules) and the slowest files.
@@ -211,15 +213,81 @@ def measure_generated(steps: int, repeat: int) -> None:
               f"{peak / 1024:.0f} MB; load average {os.getloadavg()[0]:.2f}")
 
 
+def unreadable_tree(root: str, headers: int, ifs: int = 40) -> str:
+    """A CUTLASS-like translation unit under ``root``: ``k.cu`` includes ``headers`` headers (each about 20,000
+    characters, each including the next), each with ``ifs`` device helpers under ``#if defined(CUTLASS_…)``
+    branches that source mode cannot decide, and a kernel calling one helper of each header.  Returns the path
+    of ``k.cu``."""
+    for h in range(headers):
+        parts = [f"#pragma once\n#include \"h{h + 1}.cuh\"\n" if h + 1 < headers else "#pragma once\n"]
+        for i in range(ifs):
+            parts.append(f"""#if defined(CUTLASS_ARCH_FEATURE_{h}_{i}) && (__CUDACC_VER_MAJOR__ >= 12)
+__device__ __forceinline__ void helper_{h}_{i}(unsigned taddr) {{
+  asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory");  // the feature's fast path
+  asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory");
+}}
+#else
+__device__ __forceinline__ void helper_{h}_{i}(unsigned taddr) {{ (void)taddr; /* {'x' * 200} */ }}
+#endif
+""")
+        with open(os.path.join(root, f"h{h}.cuh"), "w", encoding="utf-8") as fh:
+            fh.write("".join(parts))
+    calls = "\n".join(f"  helper_{h}_0(slot);" for h in range(headers))
+    path = os.path.join(root, "k.cu")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(f"""#include "h0.cuh"
+__global__ void k(unsigned* out) {{
+  __shared__ unsigned slot;
+  if (threadIdx.x / 32 == 0)
+    asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], 32;" :: "r"((unsigned)__cvta_generic_to_shared(&slot)));
+{calls}
+}}
+""")
+    return path
+
+
+def measure_unreadable(headers: int, repeat: int) -> None:
+    """``python -m tmemlint`` on ``unreadable_tree(headers)``: end-to-end time, CPU time and peak resident memory of
+    the process until it reports what it cannot read (TM901), and that report's first words."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = unreadable_tree(tmp, headers)
+        size = sum(os.path.getsize(os.path.join(tmp, f)) for f in os.listdir(tmp))
+        cmd = [sys.executable, "-c", _PEAK_PROBE, "--no-cache", "--format", "concise", path]
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "tmemlint")], capture_output=True,
+                       check=False)
+        runs, cpu, peak, out = [], [], 0, ""
+        for _ in range(max(1, repeat)):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.perf_counter()
+            proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+            runs.append(time.perf_counter() - t0)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+            got = proc.stderr.rpartition("VMHWM ")[2].split()
+            peak = max(peak, int(got[0]) if got else 0)
+            out = proc.stdout
+        tm901 = [ln for ln in out.splitlines() if "TM901" in ln]
+        print(f"unreadable tree: {headers} headers, {size / 1e6:.1f} MB of text; cli end to end {min(runs):.2f} s "
+              f"(best of {len(runs)}), CPU {min(cpu):.2f} s, peak resident memory {peak / 1024:.0f} MB; "
+              f"load average {os.getloadavg()[0]:.2f}; {len(tm901)} TM901")
+        for ln in tm901[:2]:
+            print("  " + ln[:220])
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("paths", nargs="*")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--cli", action="store_true", help="also time `python -m tmemlint FILES` end to end")
     ap.add_argument("--generated", type=int, metavar="STEPS", help="measure one generated kernel of STEPS steps")
+    ap.add_argument("--unreadable", type=int, metavar="HEADERS",
+                    help="measure a kernel over HEADERS generated headers of undecidable #if branches")
     args = ap.parse_args(argv)
     if args.generated:
         measure_generated(args.generated, args.repeat)
+        return
+    if args.unreadable:
+        measure_unreadable(args.unreadable, args.repeat)
         return
     paths = args.paths or [str(ROOT / "fixtures"), str(ROOT / "examples"), str(ROOT.parent / "shared" / "cases")]
     files = [(p, p.read_text(encoding="utf-8", errors="replace")) for p in collect(paths)]

@@ -427,3 +427,19 @@ def test_language_server_lints_cuda_documents():
     from tmemlint.server import wants
 
     assert [wants(p) for p in ("/x/k.cu", "/x/k.cuh", "/x/k.ptx", "/x/k.cpp")] == [True, True, True, False]
+
+
+def test_a_translation_unit_past_the_budget_is_one_tm901_at_its_include(tmp_path, monkeypatch):
+    """More than ``MAX_UNIT_CHARS`` with its headers: source mode stops at the header that crosses it and says so
+    at the main file's #include (TM901), instead of reading CUTLASS-sized trees for a minute."""
+    from tmemlint.frontend.cuda import preprocess as pp
+
+    monkeypatch.setattr(pp, "MAX_UNIT_CHARS", 5000)
+    for i in range(5):
+        nxt = f'#include "h{i + 1}.cuh"\n' if i < 4 else ""
+        (tmp_path / f"h{i}.cuh").write_text(f"#pragma once\n{nxt}// {'x' * 2000}\n")
+    k = tmp_path / "k.cu"
+    k.write_text('// kernel\n#include "h0.cuh"\n__global__ void k() { asm volatile("tcgen05.fence::before_thread_sync;"); }\n')
+    unit = parse_cuda(k.read_text(), str(k))
+    assert [(d.code, d.span.line) for d in unit.diagnostics] == [("TM901", 2)]
+    assert '"h2.cuh"' in unit.diagnostics[0].message and unit.module.functions == []

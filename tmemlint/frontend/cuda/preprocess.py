@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import re
+from bisect import bisect_right
 
 from tmemlint.frontend.cuda.macros import (
     ALT_TOKENS,
@@ -66,11 +67,28 @@ UNKNOWN_MACRO_MARK = "@@tmemlint-unknown-macro:"
 #: characters read of one header.
 MAX_INCLUDE_DEPTH = 64
 MAX_HEADER_CHARS = 4 * 1024 * 1024
+#: Characters of one translation unit (the file and every header it reads, and the text after macro expansion)
+#: that source mode reads: about 0.5 s of preprocessing and 50 MB on one core of 2026, and a tree-sitter parse,
+#: definitions and lowering in proportion.  A bigger unit (CUTLASS's example kernels read 280 headers, 10 million characters:
+#: 60 s and 800 MB to end in TM901s for #if branches it cannot decide) is refused at the header that crosses it,
+#: with TM901 (``TooLarge``), at the cost of what was read until then: what nvcc reads that fast, compile mode
+#: reads.  ThunderKittens' kernels (90 headers, 0.83 million characters) stay under it.
+MAX_UNIT_CHARS = 1_000_000
 #: A quoted include found neither beside the including file nor in an include folder is looked for in the
 #: ``include/`` folder beside the main file and in this many folders above it (the project layout of CMake
 #: builds with ``-Iinclude``).
 INCLUDE_FOLDER_LEVELS = 3
 _NULL_DIRECTIVES = {"error", "warning", "line", "ident", "sccs", "assert", "unassert", "import", "include_next"}
+
+
+class TooLarge(Exception):
+    """The translation unit is past ``MAX_UNIT_CHARS`` (``chars`` with what was read): at ``header``, included by
+    ``by``, reached from the ``#include`` at ``line`` of the main file, after ``files`` files; ``header`` empty
+    when the text after macro expansion is what grew past it."""
+
+    def __init__(self, header: str, line: int, files: int, chars: int = 0, by: str = ""):
+        super().__init__(header)
+        self.header, self.line, self.files, self.chars, self.by = header, line, files, chars, by
 
 
 class Preprocessor:
@@ -84,6 +102,8 @@ class Preprocessor:
         self.missing: list[MissingInclude] = []
         self.angle: list[str] = []  # angle includes, as written between < and >
         self._read: dict[str, int] = {}  # real path → its virtual offset (a file read twice maps to one place)
+        self._bases: list[int] = [0]  # the virtual offset of each of ``files``
+        self._main_line: list[int] = []  # the main file's line of the #include being read
         self._once: set[str] = set()
         self._where: list[tuple[str, str]] = [(path, os.path.realpath(path) if path else "")]  # (shown, real)
         self._depth = 0
@@ -115,8 +135,19 @@ class Preprocessor:
 
     # ---- main loop --------------------------------------------------------------------------------------------
     def run(self) -> Preprocessed:
-        self._run_tokens(tokenize(self.src))
+        try:
+            self._run_tokens(tokenize(self.src))
+        except TooLarge as e:
+            main = self.files[0]  # nothing of it is analysed: the main file alone, blank, with the reason
+            blank = re.sub(r"[^\n]", " ", main.text)
+            return Preprocessed(blank, SourceMap(main.text, blank, [(0, 0, True)]), [], self.macros, [main],
+                                self.missing, self.angle, too_large=e)
         out = "".join(self.out)
+        if len(out) > MAX_UNIT_CHARS:  # macros expanded the text past the budget
+            main = self.files[0]
+            blank = re.sub(r"[^\n]", " ", main.text)
+            return Preprocessed(blank, SourceMap(main.text, blank, [(0, 0, True)]), [], self.macros, [main],
+                                self.missing, self.angle, too_large=TooLarge("", 1, len(self.files), len(out)))
         return Preprocessed(out, SourceMap(self.src, out, self.segs), self.regions, self.macros, self.files,
                             self.missing, self.angle)
 
@@ -190,15 +221,22 @@ class Preprocessor:
                 self.missing.append(MissingInclude(name, self._line_of(start), (shown,)))
                 return
             text = text[:MAX_HEADER_CHARS].replace("\r\n", "\n").replace("\r", "\n")
+            if len(self.src) + len(text) > MAX_UNIT_CHARS:
+                raise TooLarge(name, self._main_line[0] if self._main_line else self._line_of(start), len(self.files),
+                               len(self.src) + len(text), self._where[-1][0])
             if not self.src.endswith("\n"):
                 self.src += "\n"
             base = len(self.src)
-            first = self.src.count("\n") + 1
+            last = self.files[-1]
+            first = last.first_line + last.lines
             self.src += text
             self._read[real] = base
+            self._bases.append(base)
             self.files.append(SourceFile(shown, first, text.count("\n") + (0 if text.endswith("\n") else 1), text))
         text = self.src[base:self._end_of(base)]
-        toks = [(k, t, o + base) for k, t, o in tokenize(text)]
+        toks = tokenize(text, base)
+        if not self._main_line:
+            self._main_line.append(self._line_of(start))
         self._where.append((shown, real))
         self._depth += 1
         try:
@@ -206,6 +244,8 @@ class Preprocessor:
         finally:
             self._depth -= 1
             self._where.pop()
+            if self._depth == 0:
+                self._main_line.clear()
         if self.out and not self.out[-1].endswith("\n"):
             self._emit("\n", base + len(text), False)
 
@@ -215,7 +255,10 @@ class Preprocessor:
         return (min(later) if later else len(self.src))
 
     def _line_of(self, off: int) -> int:
-        return self.src.count("\n", 0, off) + 1
+        """The virtual line of virtual offset ``off`` (counted inside its own file: the input grows to megabytes)."""
+        k = bisect_right(self._bases, off) - 1
+        base, f = self._bases[k], self.files[k]
+        return f.first_line + f.text.count("\n", 0, off - base)
 
     def _directive(self, sig, line_toks, stack, active, lines, toks, li) -> None:
         start = line_toks[0][2]

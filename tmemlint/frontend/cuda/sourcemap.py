@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 from tmemlint.frontend.cuda.macros import Macro
 
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
 
 @dataclass(slots=True)
 class Region:
@@ -36,22 +38,38 @@ class SourceMap:
         self._segs = segs
         data = out.encode("utf-8", "surrogatepass")
         self.data = data
-        if len(data) == len(out):
-            self._char_of_byte = None
-        else:
-            table = array("i", bytes(4 * (len(data) + 1)))
-            b = 0
-            for ci, ch in enumerate(out):
-                n = len(ch.encode("utf-8", "surrogatepass"))
-                for k in range(n):
-                    table[b + k] = ci
-                b += n
-            table[b] = len(out)
-            self._char_of_byte = table
+        # byte → character: where the text is ASCII they are equal; past each multi-byte character the byte
+        # offset runs ahead by its extra bytes.  Kept per multi-byte character (their byte starts, character
+        # offsets and the extra bytes before each), so that the map costs nothing for ASCII text and one regex
+        # pass otherwise.
+        self._mb_byte: list[int] = []
+        self._mb_char: list[int] = []
+        self._mb_extra: list[int] = []  # extra bytes of the multi-byte characters up to and including this one
+        if len(data) != len(out):
+            extra = 0
+            for m in _NON_ASCII.finditer(out):
+                c = m.start()
+                self._mb_byte.append(c + extra)
+                self._mb_char.append(c)
+                extra += len(m.group(0).encode("utf-8", "surrogatepass")) - 1
+                self._mb_extra.append(extra)
+        self._nbytes = len(data)
+
+    def _char_of(self, byte: int) -> int:
+        """The character offset of output byte ``byte`` (a byte inside a multi-byte character: that character)."""
+        byte = max(0, min(byte, self._nbytes))
+        k = bisect_right(self._mb_byte, byte) - 1
+        if k < 0:
+            return byte
+        c, total = self._mb_char[k], self._mb_extra[k]
+        before = total - (self._mb_extra[k] - (self._mb_extra[k - 1] if k else 0))  # extra bytes before it
+        if byte - self._mb_byte[k] <= total - before:  # inside character k
+            return c
+        return byte - total
 
     def input_offset(self, byte: int) -> int:
         """The input character offset that output byte ``byte`` comes from."""
-        c = byte if self._char_of_byte is None else self._char_of_byte[max(0, min(byte, len(self._char_of_byte) - 1))]
+        c = self._char_of(byte) if self._mb_byte else byte
         k = bisect_right(self._seg_out, c) - 1
         if k < 0:
             return 0
@@ -102,6 +120,9 @@ class Preprocessed:
     files: list[SourceFile] = field(default_factory=list)
     missing: list[MissingInclude] = field(default_factory=list)
     angle: list[str] = field(default_factory=list)
+    #: why nothing of the file was read (``preprocess.TooLarge``: the translation unit is past the budget of
+    #: source mode); the text is then the main file blanked
+    too_large: Exception | None = None
 
     def locate(self, line: int) -> tuple[str, int]:
         """``(path, line)`` of virtual line ``line``."""

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from tmemlint.frontend.cuda.common import Diagnostic, macro_hint
 from tmemlint.frontend.cuda.lower import Lowering
-from tmemlint.frontend.cuda.preprocess import preprocess
+from tmemlint.frontend.cuda.preprocess import MAX_UNIT_CHARS, preprocess
 from tmemlint.frontend.cuda.recover import close_unfinished
 from tmemlint.frontend.cuda.sourcemap import Preprocessed, Region
 from tmemlint.frontend.cuda.program import FunctionDef, Program
@@ -150,6 +150,9 @@ def parse_cuda(text: str, path: str, defines: dict[str, str] | None = None,
     try:
         pre = preprocess(text, defines, path, tuple(include_dirs))
         unit.pre = pre
+        if pre.too_large is not None:
+            unit.diagnostics.append(_too_large(pre.too_large))
+            return unit
         if not _may_touch_tmem(pre):
             return unit
         prog = Program(pre, path)
@@ -444,6 +447,18 @@ def _instances_of(name: str, f: FunctionDef, prog: Program, mentions: dict, owne
             sub = tuple(_fold(_IDENT.sub(lambda m: _put(bound, m.group(0)), a)) for a in args)
             out.append(Instantiation(targs, gi.outer + ((g, gi.targs),), sub))
     return out
+
+
+def _too_large(e) -> Diagnostic:
+    """TM901 for a translation unit past the budget of source mode (``preprocess.TooLarge``)."""
+    if e.header:
+        what = (f"with the {e.files} headers it reads it is more than {MAX_UNIT_CHARS:,} characters at \"{e.header}\""
+                f"{' (included by ' + e.by + ')' if e.by else ''}")
+    else:
+        what = f"after macro expansion it is {e.chars:,} characters, more than {MAX_UNIT_CHARS:,}"
+    return Diagnostic("TM901", Span(e.line, 1, e.line, 2),
+                      f"the file is not analysed: {what}, more than source mode reads in the time of a pre-commit "
+                      f"check; check it with --compile (nvcc; -p build/ takes the flags from compile_commands.json)")
 
 
 def _missing_note(pre: Preprocessed) -> str:
