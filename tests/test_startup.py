@@ -56,8 +56,9 @@ def test_printing_the_version_or_the_rules_imports_no_parser_no_rules_no_cli(arg
     assert imported(mods, HEAVY + CLI) == []
 
 
-@pytest.mark.parametrize("args, ours", [(["--version"], ["tmemlint", "tmemlint.entry"]),
-                                        (["rules"], ["tmemlint", "tmemlint.entry", "tmemlint.ruletable"])])
+@pytest.mark.parametrize("args, ours", [(["--version"], ["tmemlint", "tmemlint.entry", "tmemlint.version"]),
+                                        (["rules"], ["tmemlint", "tmemlint.entry", "tmemlint.ruletable",
+                                                     "tmemlint.version"])])
 def test_the_version_and_the_rule_table_import_only_the_entry_point_and_the_table(args, ours):
     """Their whole cost beyond the interpreter's start is these modules (issue 18: at most 2x ``python -c pass``,
     ``benchmarks/bench.py``), and the ``re`` that pip's console-script wrapper imports."""

@@ -6,7 +6,7 @@ The Python API (``tmemlint.api``, imported on first use so that ``import tmemlin
     plan = tmemlint.plan(ptx_text)
 """
 
-__version__ = "0.3.0"
+from tmemlint.version import __version__
 
 _API = ("check", "options", "Finding", "Related", "Severity", "Options", "ConfigError", "PlanError")
 

@@ -27,13 +27,9 @@ from typing import Any, Iterable, Mapping
 from tmemlint.config import Config, ConfigError, Overrides, Settings, parse_config, split_selectors
 from tmemlint.findings import Finding, Related, Severity
 from tmemlint.options import Options
+from tmemlint.plan import PlanError, plan_text
 
 __all__ = ["check", "plan", "options", "Finding", "Related", "Severity", "Options", "ConfigError", "PlanError"]
-
-
-class PlanError(ValueError):
-    """Text that cannot be planned: not PTX (the TM900 message), or ``kernel`` names no kernel that uses Tensor
-    Memory."""
 
 
 def options(config: Mapping[str, Any] | str | os.PathLike | None = None, *, name: str = "kernel.ptx",
@@ -77,13 +73,4 @@ def plan(source: str | bytes, name: str = "kernel.ptx", *, kernel: str | None = 
     ``kernel``: only that one, by its PTX name): the versioned JSON model of ``tmemlint plan --format json``
     (regions, column budget, peak, reuse edges, readback, timeline; ``docs/plan-schema.md``), with the findings
     ``check`` gives under the rules' defaults.  Raises PlanError."""
-    from tmemlint import pipeline
-    from tmemlint.plan.model import PlanError as ModelError
-    from tmemlint.plan.model import plan_unit
-
-    opts = Options(ctas_per_sm=ctas_per_sm)
-    data = source.encode("utf-8") if isinstance(source, str) else bytes(source)
-    try:
-        return plan_unit(pipeline.load(data, opts, name=name, whole=True), kernel, ctas_per_sm)
-    except ModelError as e:
-        raise PlanError(str(e)) from None
+    return plan_text(source, name, kernel=kernel, ctas_per_sm=ctas_per_sm)

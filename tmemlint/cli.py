@@ -17,7 +17,7 @@ from typing import Callable, Iterable, List, Optional, Sequence
 
 import typer
 
-from tmemlint import __version__
+from tmemlint.version import __version__
 from tmemlint.checks.registry import RULES, load_all, resolve_prefix
 from tmemlint.config import ConfigError, Overrides, Settings, split_selectors
 from tmemlint.engine import FileResult, Options, lint_bytes, lint_file, share_cores

@@ -12,7 +12,7 @@ import sys
 from importlib import resources
 from pathlib import Path
 
-from tmemlint import __version__
+from tmemlint.version import __version__
 from tmemlint.checks.registry import RULES, load_all
 
 #: The project's repository (SARIF ``informationUri``, ``[project.urls]`` of pyproject.toml).  Rule pages are served

@@ -16,7 +16,7 @@ unreadable entry is ignored.
 import os
 import sys
 
-from tmemlint import __version__
+from tmemlint.version import __version__
 
 # Nothing else is imported here: ``--version`` and ``rules`` cost the interpreter's start and little more
 # (``_answer_at_once``); the cache's modules (hashlib, json, pathlib) are imported by the functions that use them.

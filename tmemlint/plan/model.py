@@ -17,7 +17,8 @@ only when a finding names it or ``analysis.order`` finds the two warps unordered
 
 from __future__ import annotations
 
-from tmemlint import __version__
+from tmemlint.plan import PlanError
+from tmemlint.version import __version__
 from tmemlint.analysis.flow import Flow, executing_classes, warps_of
 from tmemlint.analysis.idesc import ld_st_shape
 from tmemlint.analysis.regions import Access, AddressSets, Region, build_regions, collect_accesses
@@ -77,10 +78,6 @@ def _finding_ref(f) -> dict:
     """A checker finding as the plan shows it: ``{code, severity, line, message}`` (PTX lines, or source lines in
     source mode)."""
     return {"code": f.code, "severity": f.severity.value, "line": f.line, "message": f.message}
-
-
-class PlanError(Exception):
-    """The plan cannot be built: ``--kernel`` names no kernel of the file, or the file has no TMEM kernel."""
 
 
 def _is(inst: Instruction, *families: str) -> bool:

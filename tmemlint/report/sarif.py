@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 from urllib.parse import quote
 
-from tmemlint import __version__
+from tmemlint.version import __version__
 from tmemlint.checks.registry import RULES, load_all
 from tmemlint.docs import HOMEPAGE, rule_doc, rule_url
 from tmemlint.findings import Finding, Related, Severity

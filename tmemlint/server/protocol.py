@@ -30,7 +30,7 @@ from urllib.parse import unquote, urlparse
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
-from tmemlint import __version__
+from tmemlint.version import __version__
 from tmemlint.config import CONFIG_NAMES, ConfigError, Settings, clear_cache
 from tmemlint.docs import rule_url
 from tmemlint import pipeline
