@@ -65,9 +65,10 @@ def test_tm101_callee_that_cannot_be_followed_is_conservative():
     # recursion: the callee calls itself
     recursive = CALLEE_BAD.replace(CALLEE_RET, "\tcall.uni _Z10tmem_allocPj, ();\n" + CALLEE_RET, 1)
     assert _findings(recursive, "TM101") == []
-    # a callee path that ends the thread (exit) instead of returning
+    # a callee path that ends the thread (exit) instead of returning: expanded at its call (analysis.inline), the
+    # allocating warp exits holding the columns, and no other warp frees them: a leak (the callee's alloc)
     exiting = CALLEE_BAD.replace(CALLEE_RET, "\texit;\n", 1)
-    assert _findings(exiting, "TM101") == []
+    assert [f.line for f in _findings(exiting, "TM101")] == [26]
 
 
 def test_tm101_callee_alloc_freed_by_the_kernel():

@@ -421,15 +421,21 @@ def check(analysed: Iterable[Analysed], rules: list[Rule] | None = None) -> list
     """The findings of ``rules`` (default: those each context's options enable) on the analysed functions, with
     the TM901s of what was not analysed; a rule's internal error is TM901 for that rule on that function."""
     out: list[Finding] = []
+    callee_found: list[Finding] = []  # findings of .func bodies checked on their own
     for a in analysed:
         if a.findings is not None:
             out.extend(a.findings)
             continue
         ctx = a.context
         try:
-            out.extend(_check_function(ctx, enabled_rules(ctx.options) if rules is None else rules))
+            found = _check_function(ctx, enabled_rules(ctx.options) if rules is None else rules)
         except RecursionError:
-            out.extend(_too_deep(ctx))
+            found = _too_deep(ctx)
+        (out if ctx.function.is_entry else callee_found).extend(found)
+    # a kernel checks its callees' bodies expanded at their calls (``analysis.inline``): a callee's own finding
+    # at the same place is the same root cause, reported once, by the kernel (which knows the caller's values)
+    seen = {(f.path, f.code, f.line, f.column) for f in out}
+    out.extend(f for f in callee_found if (f.path, f.code, f.line, f.column) not in seen)
     return out
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tmemlint.analysis.control import on_cycle
 from tmemlint.analysis.lifecycle import consistent_choice_facts
 from tmemlint.analysis.sync import WARP_COLLECTIVE
 from tmemlint.analysis.threads import cross_warp_facts, is_lane_fact, undecidable_pair
@@ -243,6 +244,7 @@ class SyncModel:
         self._uniform_facts: dict[frozenset, frozenset] = {}
         self._ordered: dict[tuple, bool | None] = {}
         self._released: dict[int, tuple] = {}  # class id -> (class, {instruction index: releases})
+        self._overfull: dict[object, bool] = {}  # barrier id -> more threads take part than its thread count
 
     def _uniform(self, facts: frozenset) -> frozenset:
         """The CTA-uniform facts of a path in cross-warp form (``threads.cross_warp_facts``), memoised."""
@@ -264,8 +266,65 @@ class SyncModel:
         """``sync_site`` of ``inst``, memoised."""
         idx = inst.index
         if idx not in self._sites:
-            self._sites[idx] = sync_site(self.ctx.values, inst)
+            s = sync_site(self.ctx.values, inst)
+            if s is not None and s.key.kind == "bar" and s.key.ident is not None and self.overfull(s.key.ident):
+                s = None
+            self._sites[idx] = s
         return self._sites[idx]
+
+    def overfull(self, ident: object) -> bool:
+        """Whether CTA barrier ``ident`` is used with a thread count below the number of threads that take part:
+        PTX ISA §9.7.13.1 (``bar{.cta}.sync a, b``): the instance completes once ``b`` threads arrived (each warp
+        counts 32) and is then reset, so when more warps reach it, which of them complete it together depends on
+        their arrival order, and it orders no chosen warp after another (``bar.sync 1, 64`` among 4 warps pairs
+        warp 0 with any one other).  Judged only when every ``bar``/``barrier`` ``.sync``/``.arrive`` on ``ident``
+        has the same constant count, none of them in a loop (a loop may hand the id from one group of warps to the
+        next), and the warps that certainly run (``WarpClass.min_warps``) and execute one of them number more than
+        the count allows; the barrier's sites then synchronize nothing."""
+        hit = self._overfull.get(ident)
+        if hit is not None:
+            return hit
+        self._overfull[ident] = False  # while computing (the class simulations below do not read sites)
+        insts = []
+        counts: set = set()
+        for i in self.ctx.function.instructions:
+            if i.op not in ("bar", "barrier") or len(i.parts) < 2 or i.parts[1] in ("cluster", "warp", "red"):
+                continue
+            s = sync_site(self.ctx.values, i)
+            if s is None or s.key.ident != ident and s.key.ident is not None:
+                continue
+            if s.key.ident is None or len(i.operands) < 2:
+                return False  # an id not known, or a count of every thread of the CTA: not over-full
+            v = self.ctx.values.value(i, i.operands[1])
+            if v is TOP or v[0] != "c" or not isinstance(v[1], int):
+                return False
+            counts.add(v[1])
+            insts.append(i)
+        if len(counts) != 1 or any(on_cycle(self.ctx, i) for i in insts):
+            return False
+        threads = 0
+        for k in self.ctx.threads.classes:
+            if any(self.executes(k, i) for i in insts):
+                threads += 32 * k.min_warps
+        got = self._overfull[ident] = threads > next(iter(counts))
+        return got
+
+    def passes_at_once(self, inst: Instruction, done: int) -> bool:
+        """Whether the wait ``inst`` (``mbarrier.try_wait.parity`` / ``test_wait.parity`` on an exactly known
+        mbarrier) by a thread that has completed ``done`` waits on that mbarrier (fewer than ``MANY``: counted
+        exactly) names the parity of the phase before phase ``done``: PTX ISA §9.7.13.15.16 (the parity operand
+        names the current phase or the immediately preceding one; tcgen05-reference.md, mbarrier "wait"), so the wait
+        succeeds at once when phase ``done`` has not completed yet (a wait on parity 1 of a freshly initialised
+        mbarrier, whose current phase 0 is preceded by a complete phase of parity 1), and orders nothing after
+        that phase's arrivals on that interleaving.  Only a constant parity is judged (one from a loop's phase
+        register is not)."""
+        if done >= MANY or inst.op != "mbarrier" or "parity" not in inst.parts or len(inst.operands) < 3:
+            return False
+        s = self.site(inst)
+        if s is None or not s.waits or not s.key.exact:
+            return False
+        v = self.ctx.values.value(inst, inst.operands[2])
+        return v is not TOP and v[0] == "c" and isinstance(v[1], int) and (v[1] & 1) != (done & 1)
 
     @staticmethod
     def _relevant(inst: Instruction) -> bool:
@@ -287,6 +346,8 @@ class SyncModel:
             if s is None or not s.key.may_alias(key):
                 return prop
             arr, wai = prop
+            if s.waits and s.key == key and self.passes_at_once(inst, wai):
+                return (arr, wai)  # a wait on the phase before the current one returns at once: it acquires nothing
             return (min(arr + 1, MANY) if s.arrives else arr, min(wai + 1, MANY) if s.waits else wai)
 
         uniform_of = self._uniform_facts
@@ -604,8 +665,8 @@ class SyncModel:
             done = 1 if sb is not None and sb.waits and sb.key.may_alias(x) else 0  # b itself waits on x
             counts = self._count(kb, x)
             table = counts.lane_waits if b.family in WARP_COLLECTIVE else counts.waits
-            b_states = [(f, min(m + done, MANY)) for f, m in table.get(b.index, {}).items()
-                        if self._agree(f, fb, fa)]
+            b_states = [(f, min(m + (0 if done and sb.key == x and self.passes_at_once(b, m) else done), MANY))
+                        for f, m in table.get(b.index, {}).items() if self._agree(f, fb, fa)]
             if not b_states:
                 return False
             if tied and (not x.exact or not phases):  # a path of kb that never waited on it is not ordered

@@ -7,6 +7,7 @@ from functools import cached_property
 
 from tmemlint.analysis.cfg import CFG, build_cfg
 from tmemlint.analysis.flow import executing_classes, warps_of
+from tmemlint.analysis.inline import inline_calls
 from tmemlint.analysis.lifecycle import Lifecycle
 from tmemlint.analysis.order import SyncModel
 from tmemlint.analysis.paths import BudgetExceeded, PropertySimulation
@@ -58,7 +59,11 @@ class FunctionContext:
 
     def __init__(self, module: Module, function: Function, path: str):
         self.module = module
-        self.function = function
+        #: the kernel with its TMEM-using ``.func`` callees expanded at their calls (``analysis.inline``)
+        inlined = inline_calls(module, function)
+        self.function = inlined.function
+        #: instruction index -> the calls it was expanded from (``analysis.inline.Inlined.sites``)
+        self.call_sites = inlined.sites
         self.path = path
         self.findings: list[Finding] = []
         self._groups: dict[tuple, Finding] = {}  # (code, Grouping.key) -> the finding that merges them
@@ -236,6 +241,12 @@ class FunctionContext:
                                self.function.name, group=Group(group.headline, (place,))))
             hit.related.sort(key=lambda x: (x.path, x.line, x.column))
             return
+        sites = self.call_sites.get(where.index) if isinstance(where, Instruction) else None
+        if sites and self.function.instructions[where.index] is where:  # type: ignore[union-attr]
+            # a place in an expanded callee: say so, and name the calls (``analysis.inline``)
+            inner = sites[-1]
+            message = f"{message} (in {inner.callee}, called by {inner.caller} at line {inner.call.span.line})"
+            related = [(s.call, f"{s.callee} is called here by {s.caller}") for s in sites] + list(related)
         if flow:
             steps = self.witness(flow, facts, avoid, code)
         elif code in PATH_SENSITIVE:

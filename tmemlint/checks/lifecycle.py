@@ -213,6 +213,38 @@ def alloc_after_relinquish(ctx):
         ctx.report("TM105", insts[idx], "tcgen05.alloc after this warp executed tcgen05.relinquish_alloc_permit "
                                         "(the permit is not re-acquired: the alloc is illegal)",
                    [(insts[rel], "permit relinquished here")])
+    _alloc_after_other_warps_relinquish(ctx, set(ctx.lifecycle.after_relinquish))
+
+
+def _alloc_after_other_warps_relinquish(ctx, done: set[int]) -> None:
+    """TM105 across warps: the permit belongs to the CTA (PTX ISA §9.7.16.7.1: a CTA may not allocate after *any*
+    of its warps relinquished), so an alloc that one warp class executes after a barrier or mbarrier orders it
+    after another class's relinquish (``SyncModel.must_happen_before`` True on every path: a relinquish in warp 1
+    before a ``__syncthreads`` that precedes warp 0's alloc) is illegal.  Undecided orders are not reported."""
+    classes = ctx.threads.classes
+    sync = ctx.sync
+    for a in ctx.sites.allocs:
+        if a.index in done:
+            continue
+        hit = None
+        for kb in classes:
+            if hit is not None or not sync.executes(kb, a):
+                continue
+            for r in ctx.sites.relinquishes:
+                for ka in classes:
+                    if ka is kb or not sync.executes(ka, r):
+                        continue
+                    if sync.must_happen_before(r, ka, a, kb) is True:
+                        hit = (r, ka, kb)
+                        break
+                if hit is not None:
+                    break
+        if hit is not None:
+            r, ka, kb = hit
+            ctx.report("TM105", a, "tcgen05.alloc after another warp of the CTA executed "
+                                   "tcgen05.relinquish_alloc_permit, ordered before it by synchronization (the "
+                                   "permit is the CTA's: the alloc is illegal)",
+                       [(r, "permit relinquished here, by another warp")])
 
 
 def ctas_per_sm(ctx) -> tuple[int, str]:
