@@ -28,10 +28,11 @@ counted; a barrier id in a register that is not constant matches any barrier id.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from tmemlint.analysis.lifecycle import consistent_choice_facts
-from tmemlint.analysis.sync import WARP_COLLECTIVE
+from tmemlint.analysis.sync import WARP_COLLECTIVE, tmem_operand_indices
 from tmemlint.analysis.threads import cross_warp_facts, is_lane_fact, undecidable_pair
 from tmemlint.analysis.values import TOP
 from tmemlint.ir import Address, Instruction
@@ -221,10 +222,14 @@ class Ordering:
 @dataclass(frozen=True, slots=True)
 class Release:
     """A hand-over by the executing thread (``SyncModel.released_before``): ``inst`` arrives on ``key`` (an
-    ``mbarrier.arrive`` without ``.expect_tx``, or ``bar.arrive``/``barrier.arrive``) without waiting."""
+    ``mbarrier.arrive`` without ``.expect_tx``, or ``bar.arrive``/``barrier.arrive``) without waiting.
+    ``handed``: the thread's tcgen05 instructions on TMEM (ld, st, cp, mma, shift) between its latest wait and
+    ``inst``, on some path, in program order: the cells it was working on, which the release hands back (the
+    epilogue's loads of the stage it then frees)."""
 
     inst: Instruction
     key: BarrierKey
+    handed: tuple[Instruction, ...] = ()
 
 
 class SyncModel:
@@ -510,31 +515,69 @@ class SyncModel:
         ``barrier.sync``/``bar.red``, ``barrier.cluster.wait``): what this thread has handed back and not yet
         waited for again when it executes ``inst`` (PTX ISA §9.7.13.15, §9.7.13.1; rules catalog TM313).  Any
         wait ends every hand-over (it may be the wait for the cells again): a documented limit that keeps the
-        answer on the safe side.  Empty when ``klass`` does not execute ``inst``."""
+        answer on the safe side.  Each release comes with the TMEM accesses it hands back (``Release.handed``:
+        those since the thread's latest wait before it, united over the paths).  Empty when ``klass`` does not
+        execute ``inst``."""
         hit = self._released.get(id(klass))
         if hit is None or hit[0] is not klass:
-            seen: dict[int, frozenset] = {}
+            seen: dict[int, dict[int, frozenset]] = {}
             insts = self.ctx.function.instructions
+            empty: frozenset = frozenset()
 
             def transfer(prop, i):
+                # (TMEM accesses since the latest wait, {(release index, the accesses it hands back)})
+                touched, released = prop
+                if i.op == "tcgen05" and i.index in self._tmem_users:
+                    return touched | {i.index}, released
                 s = self.site(i)
                 if s is None:
                     return prop
                 if s.waits:
-                    return frozenset()
+                    return empty, empty
                 if _is_release(i, s):
-                    return prop | {i.index}
+                    return touched, released | {(i.index, touched)}
                 return prop
 
             def observe(_k, prop, i, _facts):
-                if prop:
-                    seen[i.index] = seen.get(i.index, frozenset()) | prop
+                if prop[1]:
+                    at = seen.setdefault(i.index, {})
+                    for r, handed in prop[1]:
+                        at[r] = at.get(r, empty) | handed
 
-            self.ctx.simulate(transfer, frozenset(), observe, classes=[klass], relevant=self._relevant)
-            table = {i: tuple(Release(insts[r], self.site(insts[r]).key) for r in sorted(rs))
-                     for i, rs in seen.items()}
+            self.ctx.simulate(transfer, (empty, empty), observe, classes=[klass], relevant=self._relevant)
+            table = {i: tuple(Release(insts[r], self.site(insts[r]).key, tuple(insts[h] for h in sorted(at[r])))
+                              for r in sorted(at))
+                     for i, at in seen.items()}
             hit = self._released[id(klass)] = (klass, table)
         return hit[1].get(inst.index, ())
+
+    @cached_property
+    def _tmem_users(self) -> frozenset[int]:
+        """Indices of the tcgen05 instructions with a TMEM operand other than ``dealloc`` (``Release.handed``)."""
+        return frozenset(i.index for i in self.ctx.function.instructions
+                         if i.op == "tcgen05" and i.family != "tcgen05.dealloc" and tmem_operand_indices(i))
+
+    def ordered_apart_from(self, a: Instruction, ka: "WarpClass", b: Instruction, kb: "WarpClass",
+                           key: BarrierKey) -> bool:
+        """Whether ``a`` (run by ``ka``) may be ordered before ``b`` (run by ``kb``) through a barrier instance
+        ``X`` that cannot be ``key``: ``ka`` arrives on ``X`` after ``a`` on some path (its ``n+1``-th arrival,
+        ``n`` = its fewest arrivals on ``X`` before ``a`` over the paths) and ``kb`` has waited on ``X`` at least
+        ``n+1`` times before ``b`` on some path (counts of ``MANY``, loops, order; an inexact ``X`` orders with any
+        wait).  A may-answer: True keeps a rule that asks it quiet.  TM313 asks it for an access made after a
+        release on ``key``: a later arrival on ``key`` itself is a later phase, which the producer's wait for the
+        released phase does not include; an earlier ``__syncthreads`` both passed orders nothing."""
+        paths = self.releases_after(ka, (a,)).get(a.index)
+        others = sorted({k for keys, _ in paths or () for k in keys if not k.may_alias(key)}, key=repr)
+        sb = self.site(b)
+        for x in others:
+            done = 1 if sb is not None and sb.waits and sb.key.may_alias(x) else 0
+            m = min(max(self._count(kb, x).lane_waits.get(b.index, {}).values(), default=0) + done, MANY)
+            if m == 0:
+                continue
+            n = min(self._count(ka, x).arrivals.get(a.index, {}).values(), default=0)
+            if not x.exact or n >= MANY or m >= MANY or n + 1 <= m:
+                return True
+        return False
 
     def all_happen_before(self, group: tuple[Instruction, ...], ka: "WarpClass", b: Instruction,
                           kb: "WarpClass", hops: int = 2, completion: bool = False,
