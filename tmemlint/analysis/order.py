@@ -557,27 +557,46 @@ class SyncModel:
         return frozenset(i.index for i in self.ctx.function.instructions
                          if i.op == "tcgen05" and i.family != "tcgen05.dealloc" and tmem_operand_indices(i))
 
-    def ordered_apart_from(self, a: Instruction, ka: "WarpClass", b: Instruction, kb: "WarpClass",
-                           key: BarrierKey) -> bool:
-        """Whether ``a`` (run by ``ka``) may be ordered before ``b`` (run by ``kb``) through a barrier instance
-        ``X`` that cannot be ``key``: ``ka`` arrives on ``X`` after ``a`` on some path (its ``n+1``-th arrival,
-        ``n`` = its fewest arrivals on ``X`` before ``a`` over the paths) and ``kb`` has waited on ``X`` at least
-        ``n+1`` times before ``b`` on some path (counts of ``MANY``, loops, order; an inexact ``X`` orders with any
-        wait).  A may-answer: True keeps a rule that asks it quiet.  TM313 asks it for an access made after a
-        release on ``key``: a later arrival on ``key`` itself is a later phase, which the producer's wait for the
-        released phase does not include; an earlier ``__syncthreads`` both passed orders nothing."""
+    def waits_since(self, klass: "WarpClass", key: BarrierKey, inst: Instruction) -> frozenset:
+        """For the paths of ``klass`` reaching ``inst`` that waited on an instance that may be ``key``: the sets of
+        barrier instances the class waited on since its latest such wait (one set per distinct path state; a
+        frozenset of frozensets, empty when no path reaching ``inst`` has waited on ``key``)."""
+        memo = self.__dict__.setdefault("_waits_since", {})
+        hit = memo.get((id(klass), key))
+        if hit is None or hit[0] is not klass:
+            seen: dict[int, set] = {}
+
+            def transfer(prop, i):
+                st = self.site(i)
+                if st is None or not st.waits:
+                    return prop
+                if st.key.may_alias(key):
+                    return frozenset()
+                return None if prop is None else prop | {st.key}
+
+            def observe(_k, prop, i, _facts):
+                if prop is not None:
+                    seen.setdefault(i.index, set()).add(prop)
+
+            self.ctx.simulate(transfer, None, observe, classes=[klass], relevant=self._relevant)
+            hit = memo[(id(klass), key)] = (klass, {i: frozenset(v) for i, v in seen.items()})
+        return hit[1].get(inst.index, frozenset())
+
+    def reclaims(self, a: Instruction, ka: "WarpClass", b: Instruction, kb: "WarpClass", key: BarrierKey) -> bool:
+        """Whether ``b`` (run by ``kb``) may follow ``kb``'s wait on an instance that may be ``key`` without being
+        ordered after ``a`` (run by ``ka``, which released ``key`` before ``a`` and has not waited since): on some
+        path of ``kb`` reaching ``b`` after such a wait, ``kb`` waited since its latest wait on ``key`` on no
+        instance ``X`` (one that cannot be ``key``) that ``ka`` arrives on after ``a``.  A wait on ``X`` before the
+        wait on ``key`` is for an earlier phase (an earlier ``__syncthreads`` both passed, the other stage's
+        barrier of the previous round), so only those after it can order ``a`` before ``b``; a later arrival of
+        ``ka`` on ``key`` itself is a later phase than the one ``kb`` waited for.  TM313's question: may the
+        producer's write ``b`` overwrite the columns the consumer's access ``a`` touches after their release?"""
+        since = self.waits_since(kb, key, b)
+        if not since:
+            return False
         paths = self.releases_after(ka, (a,)).get(a.index)
-        others = sorted({k for keys, _ in paths or () for k in keys if not k.may_alias(key)}, key=repr)
-        sb = self.site(b)
-        for x in others:
-            done = 1 if sb is not None and sb.waits and sb.key.may_alias(x) else 0
-            m = min(max(self._count(kb, x).lane_waits.get(b.index, {}).values(), default=0) + done, MANY)
-            if m == 0:
-                continue
-            n = min(self._count(ka, x).arrivals.get(a.index, {}).values(), default=0)
-            if not x.exact or n >= MANY or m >= MANY or n + 1 <= m:
-                return True
-        return False
+        others = {k for keys, _ in paths or () for k in keys if not k.may_alias(key)}
+        return any(not any(w.may_alias(x) for w in waited for x in others) for waited in since)
 
     def all_happen_before(self, group: tuple[Instruction, ...], ka: "WarpClass", b: Instruction,
                           kb: "WarpClass", hops: int = 2, completion: bool = False,

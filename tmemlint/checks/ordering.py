@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tmemlint.analysis.control import can_reach, reach_bits
+from tmemlint.analysis.control import reach_bits
 from tmemlint.analysis.regions import collect_accesses
 from tmemlint.analysis.values import defined_regs, used_regs
 from tmemlint.checks.context import Grouping
@@ -922,10 +922,10 @@ def access_after_release(ctx):
 
     Three questions to the happens-before model (``ctx.sync``): the releases of the access's warp class still
     pending at the access (``released_before``: no wait since) with the accesses each hands back
-    (``Release.handed``); whether some other class waits on a barrier that may be the released one and can then
-    write columns the access touches; and whether the access is ordered before that write through another
-    barrier instance (``ordered_apart_from``; a later arrival on the released barrier is a later phase and does
-    not order it).  The access must overlap the columns handed back: after releasing stage 0 a consumer may load
+    (``Release.handed``); and whether some other class, after a wait on a barrier that may be the released one,
+    can write columns the access touches with no wait in between on another barrier the access's class arrives on
+    after the access (``reclaims``; a later arrival on the released barrier is a later phase and does not order
+    it).  The access must overlap the columns handed back: after releasing stage 0 a consumer may load
     stage 1, which it still owns.  Columns come from the address sets; an access or write whose columns are not
     known exactly is not asked about."""
     insts = ctx.function.instructions
@@ -972,9 +972,9 @@ def access_after_release(ctx):
 
 def _reclaiming_write(ctx, rel, x, kb, mine, handed, writers, written, waits):
     """``(write, class)`` for TM313: a tcgen05 write ``u`` of a warp class ``ka`` other than ``kb`` that ``ka`` can
-    reach from one of its waits on a barrier that may be the one ``rel`` arrives on, over columns both ``handed``
+    issue after one of its waits on a barrier that may be the one ``rel`` arrives on, over columns both ``handed``
     (those ``kb`` worked on before the release: ``u`` refills that stage) and ``mine`` (those the access ``x``
-    touches), and before which ``x`` is not ordered through another barrier instance; None when there is none.
+    touches), unordered after ``x`` (``SyncModel.reclaims``); None when there is none.
     After releasing stage 0 a consumer may load stage 1: the producer's write of stage 1 overlaps none of the
     columns handed back."""
     sync = ctx.sync
@@ -989,11 +989,8 @@ def _reclaiming_write(ctx, rel, x, kb, mine, handed, writers, written, waits):
             if not cols or not any(_overlap(c, m) for c in cols for m in mine if any(_overlap(c, h) for h in handed)) \
                     or not sync.executes(ka, u):
                 continue
-            if not any(can_reach(ctx, w, u) for w in waits_k):
-                continue
-            if sync.ordered_apart_from(x, kb, u, ka, rel.key):
-                continue
-            return u, ka
+            if sync.reclaims(x, kb, u, ka, rel.key):
+                return u, ka
     return None
 
 
