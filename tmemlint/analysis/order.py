@@ -478,21 +478,24 @@ class SyncModel:
         committed them (``tcgen05.commit``, which tracks all of the thread's earlier ones, PTX ISA §9.7.16.8.4) and
         waited on that commit's barrier before it reaches ``b``, on every path (the MMA lane's own producer tail
         before the warp frees the columns).  None when no path through ``ops`` reaches ``b``; False when some does
-        without such a wait.  A path's state is ``None`` (nothing issued), ``()`` (issued, not committed) or the
-        keys committed to since the last operation."""
+        without such a wait.  A path's state is ``None`` (nothing issued) or the frozenset of the keys committed to
+        since the last operation (empty: issued, not committed).  A set, not a tuple: a loop that commits to the same
+        barrier every iteration gives one state, not one per trip."""
         want = {o.index for o in ops}
         verdicts: set[bool] = set()
 
+        pending: frozenset = frozenset()
+
         def transfer(prop, i):
             if i.index in want:
-                return ()
+                return pending
             if prop is None:
                 return None
             s = self.site(i)
             if s is None:
                 return prop
             if i.family == "tcgen05.commit":
-                return prop + (s.key,)
+                return prop | {s.key}
             if s.waits and prop and any(s.key.may_alias(k) for k in prop):
                 return None  # complete: as if nothing were pending
             return prop
