@@ -610,7 +610,10 @@ class SyncModel:
         Happens-before is transitive: when no barrier instance orders ``group`` before ``b`` directly, a third
         warp class that waits after ``group`` (at a wait ordered after it) and then arrives where ``kb`` waits
         orders them (the MMA warp commits to the correction warps, which hand over to the epilogue warp that
-        frees: CUTLASS FMHA); at most ``hops`` such classes are followed.
+        frees: CUTLASS FMHA; the MMA warp commits to acc_full, the epilogue waits for it and arrives on acc_empty,
+        which the MMA warp waits on before its dealloc: CUTLASS 70's GEMM); at most ``hops`` such classes are
+        followed.  The first hop is asked with ``completion`` and ``phases`` (not ``tied``); a chain one of whose hops
+        is undecided (None) makes the answer None when no chain orders.
 
         ``tied``: ``b`` uses what ``group`` produced (a load of an MMA's accumulator), so an execution in which ``b``
         runs and ``group`` does not is no excuse: pairs of paths chosen by data each class computed itself count
@@ -631,15 +634,22 @@ class SyncModel:
         insts = self.ctx.function.instructions
         waits = [i for i in insts if i.op in ("mbarrier", "bar", "barrier") and (s := self.site(i)) is not None
                  and s.waits]
-        result = False
+        result: bool | None = False
         for k2 in self.ctx.threads.classes:
             if k2 is ka or k2 is kb or result:
                 continue
             for w in waits:
-                if self.executes(k2, w) and self._direct(group, ka, w, k2, completion) and \
-                        self.all_happen_before((w,), k2, b, kb, hops - 1):
+                if not self.executes(k2, w):
+                    continue
+                first = self._direct(group, ka, w, k2, completion, phases=phases)
+                if first is False:
+                    continue
+                then = self.all_happen_before((w,), k2, b, kb, hops - 1)
+                if first and then:
                     result = True
                     break
+                if then is not False:
+                    result = None  # a chain the model cannot decide (paths chosen by each class's own data)
         self._transitive[key] = result
         return result
 

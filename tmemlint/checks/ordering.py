@@ -864,9 +864,16 @@ def dealloc_unsynchronized(ctx):
                 break
 
 
-#: TM305's completion side (``_incomplete_async``) is off until its false positive on
-#: fixtures/patterns/warp_role_table_bad (phase counts across two classes' unrolled loops) is fixed and the shared
-#: cases 08/18, whose "good" kernels free columns under an MMA nobody commits and waits for, are re-judged.
+#: TM305's completion side (``_incomplete_async``) is off.  With it on, fixtures/, the Triton corpus and the real
+#: patterns stay clean and tm305_barrier_mma_incomplete_bad is found: the false positive on
+#: fixtures/patterns/warp_role_table_bad (a remainder test of an unrolled loop on an infeasible path) is gone with
+#: ``threads._residue_truth``, and the acc_full -> epilogue -> acc_empty chain of a CUTLASS-style teardown
+#: (fixtures/ptx/tm305_acc_chain_teardown_good, CUTLASS 70's GEMM) is followed through ``all_happen_before``'s third
+#: classes.  What keeps it off: ../shared/cases 08 (good.ptx: thread 0's MMA is never committed, the dealloc follows
+#: a bar.sync) and 18 (good.ptx, good_leader.ptx: the commit's mma_done is never waited on) are listed clean, and
+#: the completion side reports their deallocs (TM305 at 08/good.ptx:42, 18/good.ptx:44, 18/good_leader.ptx:48),
+#: rightly by PTX ISA §9.7.16.6: those shared expectations must be re-judged first; then the bad twin of
+#: fixtures/nvcc/tm304_accumulator_read_before_complete gets back its `expect: TM305` (commit 38a1045 reverted).
 ENFORCE_COMPLETION = False
 
 
