@@ -66,6 +66,8 @@ ROWS = (
      'more arrivals reach an mbarrier phase than its expected count (a warp-wide arrive on a count-1 barrier)'),
     ('TM312', 'commit-target-recycled', 'error', True,
      'an mbarrier a multicast commit or remote arrive targets is invalidated, re-initialised or abandoned by exit before its CTA waited for it'),
+    ('TM313', 'access-after-release', 'error', True,
+     'tcgen05.ld/st/cp of columns after the thread released them to their producer, before waiting again'),
     ('TM314', 'single-issue-guard', 'error', True,
      'a single-thread tcgen05 mma/cp/shift/commit whose guard can hold for more than one thread of a warp'),
     ('TM401', 'scale-accumulator-overlap', 'error', True,

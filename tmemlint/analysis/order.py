@@ -28,11 +28,12 @@ counted; a barrier id in a register that is not constant matches any barrier id.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from tmemlint.analysis.control import on_cycle
 from tmemlint.analysis.lifecycle import consistent_choice_facts
-from tmemlint.analysis.sync import WARP_COLLECTIVE
+from tmemlint.analysis.sync import WARP_COLLECTIVE, tmem_operand_indices
 from tmemlint.analysis.threads import cross_warp_facts, is_lane_fact, undecidable_pair
 from tmemlint.analysis.values import TOP
 from tmemlint.ir import Address, Instruction
@@ -222,10 +223,14 @@ class Ordering:
 @dataclass(frozen=True, slots=True)
 class Release:
     """A hand-over by the executing thread (``SyncModel.released_before``): ``inst`` arrives on ``key`` (an
-    ``mbarrier.arrive`` without ``.expect_tx``, or ``bar.arrive``/``barrier.arrive``) without waiting."""
+    ``mbarrier.arrive`` without ``.expect_tx``, or ``bar.arrive``/``barrier.arrive``) without waiting.
+    ``handed``: the thread's tcgen05 instructions on TMEM (ld, st, cp, mma, shift) between its latest wait and
+    ``inst``, on some path, in program order: the cells it was working on, which the release hands back (the
+    epilogue's loads of the stage it then frees)."""
 
     inst: Instruction
     key: BarrierKey
+    handed: tuple[Instruction, ...] = ()
 
 
 class SyncModel:
@@ -534,21 +539,24 @@ class SyncModel:
         committed them (``tcgen05.commit``, which tracks all of the thread's earlier ones, PTX ISA §9.7.16.8.4) and
         waited on that commit's barrier before it reaches ``b``, on every path (the MMA lane's own producer tail
         before the warp frees the columns).  None when no path through ``ops`` reaches ``b``; False when some does
-        without such a wait.  A path's state is ``None`` (nothing issued), ``()`` (issued, not committed) or the
-        keys committed to since the last operation."""
+        without such a wait.  A path's state is ``None`` (nothing issued) or the frozenset of the keys committed to
+        since the last operation (empty: issued, not committed).  A set, not a tuple: a loop that commits to the same
+        barrier every iteration gives one state, not one per trip."""
         want = {o.index for o in ops}
         verdicts: set[bool] = set()
 
+        pending: frozenset = frozenset()
+
         def transfer(prop, i):
             if i.index in want:
-                return ()
+                return pending
             if prop is None:
                 return None
             s = self.site(i)
             if s is None:
                 return prop
             if i.family == "tcgen05.commit":
-                return prop + (s.key,)
+                return prop | {s.key}
             if s.waits and prop and any(s.key.may_alias(k) for k in prop):
                 return None  # complete: as if nothing were pending
             return prop
@@ -571,31 +579,88 @@ class SyncModel:
         ``barrier.sync``/``bar.red``, ``barrier.cluster.wait``): what this thread has handed back and not yet
         waited for again when it executes ``inst`` (PTX ISA §9.7.13.15, §9.7.13.1; rules catalog TM313).  Any
         wait ends every hand-over (it may be the wait for the cells again): a documented limit that keeps the
-        answer on the safe side.  Empty when ``klass`` does not execute ``inst``."""
+        answer on the safe side.  Each release comes with the TMEM accesses it hands back (``Release.handed``:
+        those since the thread's latest wait before it, united over the paths).  Empty when ``klass`` does not
+        execute ``inst``."""
         hit = self._released.get(id(klass))
         if hit is None or hit[0] is not klass:
-            seen: dict[int, frozenset] = {}
+            seen: dict[int, dict[int, frozenset]] = {}
             insts = self.ctx.function.instructions
+            empty: frozenset = frozenset()
 
             def transfer(prop, i):
+                # (TMEM accesses since the latest wait, {(release index, the accesses it hands back)})
+                touched, released = prop
+                if i.op == "tcgen05" and i.index in self._tmem_users:
+                    return touched | {i.index}, released
                 s = self.site(i)
                 if s is None:
                     return prop
                 if s.waits:
-                    return frozenset()
+                    return empty, empty
                 if _is_release(i, s):
-                    return prop | {i.index}
+                    return touched, released | {(i.index, touched)}
                 return prop
 
             def observe(_k, prop, i, _facts):
-                if prop:
-                    seen[i.index] = seen.get(i.index, frozenset()) | prop
+                if prop[1]:
+                    at = seen.setdefault(i.index, {})
+                    for r, handed in prop[1]:
+                        at[r] = at.get(r, empty) | handed
 
-            self.ctx.simulate(transfer, frozenset(), observe, classes=[klass], relevant=self._relevant)
-            table = {i: tuple(Release(insts[r], self.site(insts[r]).key) for r in sorted(rs))
-                     for i, rs in seen.items()}
+            self.ctx.simulate(transfer, (empty, empty), observe, classes=[klass], relevant=self._relevant)
+            table = {i: tuple(Release(insts[r], self.site(insts[r]).key, tuple(insts[h] for h in sorted(at[r])))
+                              for r in sorted(at))
+                     for i, at in seen.items()}
             hit = self._released[id(klass)] = (klass, table)
         return hit[1].get(inst.index, ())
+
+    @cached_property
+    def _tmem_users(self) -> frozenset[int]:
+        """Indices of the tcgen05 instructions with a TMEM operand other than ``dealloc`` (``Release.handed``)."""
+        return frozenset(i.index for i in self.ctx.function.instructions
+                         if i.op == "tcgen05" and i.family != "tcgen05.dealloc" and tmem_operand_indices(i))
+
+    def waits_since(self, klass: "WarpClass", key: BarrierKey, inst: Instruction) -> frozenset:
+        """For the paths of ``klass`` reaching ``inst`` that waited on an instance that may be ``key``: the sets of
+        barrier instances the class waited on since its latest such wait (one set per distinct path state; a
+        frozenset of frozensets, empty when no path reaching ``inst`` has waited on ``key``)."""
+        memo = self.__dict__.setdefault("_waits_since", {})
+        hit = memo.get((id(klass), key))
+        if hit is None or hit[0] is not klass:
+            seen: dict[int, set] = {}
+
+            def transfer(prop, i):
+                st = self.site(i)
+                if st is None or not st.waits:
+                    return prop
+                if st.key.may_alias(key):
+                    return frozenset()
+                return None if prop is None else prop | {st.key}
+
+            def observe(_k, prop, i, _facts):
+                if prop is not None:
+                    seen.setdefault(i.index, set()).add(prop)
+
+            self.ctx.simulate(transfer, None, observe, classes=[klass], relevant=self._relevant)
+            hit = memo[(id(klass), key)] = (klass, {i: frozenset(v) for i, v in seen.items()})
+        return hit[1].get(inst.index, frozenset())
+
+    def reclaims(self, a: Instruction, ka: "WarpClass", b: Instruction, kb: "WarpClass", key: BarrierKey) -> bool:
+        """Whether ``b`` (run by ``kb``) may follow ``kb``'s wait on an instance that may be ``key`` without being
+        ordered after ``a`` (run by ``ka``, which released ``key`` before ``a`` and has not waited since): on some
+        path of ``kb`` reaching ``b`` after such a wait, ``kb`` waited since its latest wait on ``key`` on no
+        instance ``X`` (one that cannot be ``key``) that ``ka`` arrives on after ``a``.  A wait on ``X`` before the
+        wait on ``key`` is for an earlier phase (an earlier ``__syncthreads`` both passed, the other stage's
+        barrier of the previous round), so only those after it can order ``a`` before ``b``; a later arrival of
+        ``ka`` on ``key`` itself is a later phase than the one ``kb`` waited for.  TM313's question: may the
+        producer's write ``b`` overwrite the columns the consumer's access ``a`` touches after their release?"""
+        since = self.waits_since(kb, key, b)
+        if not since:
+            return False
+        paths = self.releases_after(ka, (a,)).get(a.index)
+        others = {k for keys, _ in paths or () for k in keys if not k.may_alias(key)}
+        return any(not any(w.may_alias(x) for w in waited for x in others) for waited in since)
 
     def all_happen_before(self, group: tuple[Instruction, ...], ka: "WarpClass", b: Instruction,
                           kb: "WarpClass", hops: int = 2, completion: bool = False,
@@ -606,7 +671,10 @@ class SyncModel:
         Happens-before is transitive: when no barrier instance orders ``group`` before ``b`` directly, a third
         warp class that waits after ``group`` (at a wait ordered after it) and then arrives where ``kb`` waits
         orders them (the MMA warp commits to the correction warps, which hand over to the epilogue warp that
-        frees: CUTLASS FMHA); at most ``hops`` such classes are followed.
+        frees: CUTLASS FMHA; the MMA warp commits to acc_full, the epilogue waits for it and arrives on acc_empty,
+        which the MMA warp waits on before its dealloc: CUTLASS 70's GEMM); at most ``hops`` such classes are
+        followed.  The first hop is asked with ``completion`` and ``phases`` (not ``tied``); a chain one of whose hops
+        is undecided (None) makes the answer None when no chain orders.
 
         ``tied``: ``b`` uses what ``group`` produced (a load of an MMA's accumulator), so an execution in which ``b``
         runs and ``group`` does not is no excuse: pairs of paths chosen by data each class computed itself count
@@ -627,15 +695,22 @@ class SyncModel:
         insts = self.ctx.function.instructions
         waits = [i for i in insts if i.op in ("mbarrier", "bar", "barrier") and (s := self.site(i)) is not None
                  and s.waits]
-        result = False
+        result: bool | None = False
         for k2 in self.ctx.threads.classes:
             if k2 is ka or k2 is kb or result:
                 continue
             for w in waits:
-                if self.executes(k2, w) and self._direct(group, ka, w, k2, completion) and \
-                        self.all_happen_before((w,), k2, b, kb, hops - 1):
+                if not self.executes(k2, w):
+                    continue
+                first = self._direct(group, ka, w, k2, completion, phases=phases)
+                if first is False:
+                    continue
+                then = self.all_happen_before((w,), k2, b, kb, hops - 1)
+                if first and then:
                     result = True
                     break
+                if then is not False:
+                    result = None  # a chain the model cannot decide (paths chosen by each class's own data)
         self._transitive[key] = result
         return result
 

@@ -219,6 +219,8 @@ class GuardOracle:
             return not pol
         if key[0] == "cmp" and facts:
             t = _interval_truth(key, facts)
+            if t is None:
+                t = _residue_truth(key, facts)
             if t is not None:
                 return t == pol
         if key[0] == "cmp":
@@ -437,6 +439,13 @@ def _interval_truth(key, facts) -> bool | None:
     if q is None:
         return None
     base, op, k = q
+    iv = _interval(base, facts)
+    return None if iv is None else _decide(op, iv[0], iv[1], k)
+
+
+def _interval(base, facts) -> tuple[int, int] | None:
+    """``(lo, hi)``: the values ``base`` can take on a path with these branch facts (comparisons of
+    ``base + c`` with constants), or None when no fact bounds it or the facts contradict each other."""
     lo, hi = -(1 << 64), 1 << 64
     found = False
     for fkey, val in facts:
@@ -461,6 +470,11 @@ def _interval_truth(key, facts) -> bool | None:
             lo, hi = max(lo, fk), min(hi, fk)
     if not found or lo > hi:
         return None
+    return lo, hi
+
+
+def _decide(op: str, lo: int, hi: int, k: int) -> bool | None:
+    """``x op k`` (``lt``, ``le``, ``eq``) for every ``x`` in ``[lo, hi]``: True, False, or None when it differs."""
     if op == "lt":
         return True if hi < k else (False if lo >= k else None)
     if op == "le":
@@ -470,6 +484,70 @@ def _interval_truth(key, facts) -> bool | None:
             return True
         return False if (k < lo or k > hi) else None
     return None
+
+
+def _residue(v) -> tuple[object, int] | None:
+    """``(base, m)`` for a residue value ``base & m`` with ``m = 2^j - 1`` (``("op", "and", base, ("c", m), _)``),
+    else None."""
+    if not (isinstance(v, tuple) and len(v) == 5 and v[0] == "op" and v[1] == "and" and isinstance(v[3], tuple)
+            and v[3][0] == "c"):
+        return None
+    m = v[3][1]
+    if not isinstance(m, int) or m <= 0 or m & (m + 1):
+        return None
+    return v[2], m
+
+
+#: Candidate values of a counter enumerated by ``_residue_truth`` at most.
+_MAX_RESIDUE_CANDIDATES = 256
+
+
+def _residue_truth(key, facts) -> bool | None:
+    """Decide a comparison of a counter's residue, ``(base & m) op k`` with ``m = 2^j - 1`` (``k % STAGES == s``,
+    ``(iter & 1) == phase``; the remainder tests of a loop unrolled ``m + 1`` times), against the path's facts
+    about ``base``: its interval (comparisons of ``base`` with constants) and the outcomes of earlier residue
+    tests of it (any mask ``2^i - 1``; PTX ISA §9.7.8.1 ``and``).  The candidates are the values of ``base`` in
+    its interval when it is small and non-negative, else the residues modulo the largest mask involved (every
+    smaller mask's residue is a function of it); the key is decided when it has one value on every candidate
+    that the facts allow.  A loop that runs 1 to 7 times (``k_tiles >= 1``, ``k_tiles < 8``: the 8-way unrolled
+    body was skipped) has a non-zero remainder, so the path on which ``(k_tiles & 7) == 0`` holds is infeasible;
+    after ``(k & 3) == 1`` the parity ``(k & 1) == 1`` is decided."""
+    if key[0] != "cmp" or key[1] not in _SIGNED or not isinstance(key[3], tuple) or key[3][0] != "c":
+        return None
+    r = _residue(key[2])
+    if r is None:
+        return None
+    base, m = r
+    tests = []  # (mask, op, k, outcome) of the facts on residues of base
+    for fkey, val in facts:
+        if fkey[0] != "cmp" or fkey[1] not in _SIGNED or not isinstance(fkey[3], tuple) or fkey[3][0] != "c":
+            continue
+        fr = _residue(fkey[2])
+        if fr is not None and fr[0] == base:
+            tests.append((fr[1], fkey[1], fkey[3][1], val))
+    top = max([m] + [t[0] for t in tests])
+    iv = _interval(base, facts)
+    if iv is not None and 0 <= iv[0] and iv[1] - iv[0] < _MAX_RESIDUE_CANDIDATES:
+        candidates = range(iv[0], iv[1] + 1)
+    elif top < _MAX_RESIDUE_CANDIDATES:
+        candidates = range(top + 1)
+        if iv is not None and 0 <= iv[0] and (iv[0] & ~top) == (iv[1] & ~top):  # one block of top + 1 values
+            candidates = range(iv[0] & top, (iv[1] & top) + 1)
+    else:
+        return None
+    op, k = key[1], key[3][1]
+    seen: set[bool] = set()
+    for x in candidates:
+        if all(_compare(fop, x & fm, fk) == val for fm, fop, fk, val in tests):
+            seen.add(_compare(op, x & m, k))
+            if len(seen) > 1:
+                return None
+    return seen.pop() if seen else None
+
+
+def _compare(op: str, x: int, k: int) -> bool:
+    """``x op k`` for ``op`` in ``lt``, ``le``, ``eq``."""
+    return x < k if op == "lt" else x <= k if op == "le" else x == k
 
 
 def _dep_index(d) -> int:

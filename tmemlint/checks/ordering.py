@@ -864,9 +864,16 @@ def dealloc_unsynchronized(ctx):
                 break
 
 
-#: TM305's completion side (``_incomplete_async``) is off until its false positive on
-#: fixtures/patterns/warp_role_table_bad (phase counts across two classes' unrolled loops) is fixed and the shared
-#: cases 08/18, whose "good" kernels free columns under an MMA nobody commits and waits for, are re-judged.
+#: TM305's completion side (``_incomplete_async``) is off.  With it on, fixtures/, the Triton corpus and the real
+#: patterns stay clean and tm305_barrier_mma_incomplete_bad is found: the false positive on
+#: fixtures/patterns/warp_role_table_bad (a remainder test of an unrolled loop on an infeasible path) is gone with
+#: ``threads._residue_truth``, and the acc_full -> epilogue -> acc_empty chain of a CUTLASS-style teardown
+#: (fixtures/ptx/tm305_acc_chain_teardown_good, CUTLASS 70's GEMM) is followed through ``all_happen_before``'s third
+#: classes.  What keeps it off: ../shared/cases 08 (good.ptx: thread 0's MMA is never committed, the dealloc follows
+#: a bar.sync) and 18 (good.ptx, good_leader.ptx: the commit's mma_done is never waited on) are listed clean, and
+#: the completion side reports their deallocs (TM305 at 08/good.ptx:42, 18/good.ptx:44, 18/good_leader.ptx:48),
+#: rightly by PTX ISA §9.7.16.6: those shared expectations must be re-judged first; then the bad twin of
+#: fixtures/nvcc/tm304_accumulator_read_before_complete gets back its `expect: TM305` (commit 38a1045 reverted).
 ENFORCE_COMPLETION = False
 
 
@@ -887,6 +894,110 @@ def _incomplete_async(ctx, d, kd, used_by):
         why = sync.ordering(ops, k, d, kd, completion=True, phases=False)
         if why.verdict is False and (k is not kd or sync.waits_own_completion(k, ops, d) is not True):
             return k, ops[-1], why
+    return None
+
+
+#: The tcgen05 instructions TM313 asks about: the accesses of columns that a release may have handed back.
+_RELEASED_ACCESS = ("tcgen05.ld", "tcgen05.st", "tcgen05.cp")
+#: The producer's writes that a release lets start (the accumulator of an MMA, a cp, st or shift).
+_PRODUCER_WRITE = ("tcgen05.mma", "tcgen05.cp", "tcgen05.st", "tcgen05.shift")
+
+
+def _exact_spans(ctx, insts, writes_only: bool = False) -> dict[int, list[tuple[int, int, int]]]:
+    """``{instruction index: [(slot, lo, hi)]}``: the column intervals each of ``insts`` may touch, from the address
+    sets (``AddressSets``; a stage register gives one interval per start column), over all its TMEM operands, or
+    only those it writes (``writes_only``: an MMA's D, a cp's, st's or shift's destination).  An operand whose
+    address is not known exactly is left out."""
+    out: dict[int, list] = {}
+    for a in collect_accesses(list(insts), ctx.values, ctx.address_sets):
+        if (writes_only and not a.writes) or a.addr is None or not a.addr.exact:
+            continue
+        iv = a.intervals()
+        if iv:
+            out.setdefault(a.inst.index, []).extend((a.addr.slot, lo, hi) for lo, hi in iv)
+    return out
+
+
+@rule("TM313", "access-after-release", "error",
+      "tcgen05.ld/st/cp of columns after the thread released them to their producer, before waiting again")
+def access_after_release(ctx):
+    """PTX ISA §9.7.13.15 (mbarrier: an arrive hands the thread's earlier work to whoever waits for the phase),
+    §9.7.16.6 (reference §3): once a consumer has arrived on a stage's "empty" barrier (or ``bar.arrive``d), the
+    producer that waits for that phase may issue its next MMA/cp into the stage's columns; a tcgen05.ld, st or cp
+    of those columns by the consumer after the arrive and before it waits again races with it (cudnn-frontend
+    #652: the epilogue released the accumulator, then loaded one more subtile).
+
+    Three questions to the happens-before model (``ctx.sync``): the releases of the access's warp class still
+    pending at the access (``released_before``: no wait since) with the accesses each hands back
+    (``Release.handed``); and whether some other class, after a wait on a barrier that may be the released one,
+    can write columns the access touches with no wait in between on another barrier the access's class arrives on
+    after the access (``reclaims``; a later arrival on the released barrier is a later phase and does not order
+    it).  The access must overlap the columns handed back: after releasing stage 0 a consumer may load
+    stage 1, which it still owns.  Columns come from the address sets; an access or write whose columns are not
+    known exactly is not asked about."""
+    insts = ctx.function.instructions
+    accesses = [i for i in insts if i.family in _RELEASED_ACCESS]
+    if not accesses:
+        return
+    sync = ctx.sync
+    if not any(i.op in ("mbarrier", "bar", "barrier") and (st := sync.site(i)) is not None and st.arrives
+               and not st.waits for i in insts):
+        return
+    classes = ctx.threads.classes
+    pending = {id(k): [x for x in accesses if sync.executes(k, x) and sync.released_before(k, x)] for k in classes}
+    if not any(pending.values()):
+        return
+    writers = [i for i in insts if i.family in _PRODUCER_WRITE]
+    handed_all = {h for k in classes for x in pending[id(k)] for r in sync.released_before(k, x) for h in r.handed}
+    spans = _exact_spans(ctx, list(dict.fromkeys(accesses + sorted(handed_all, key=lambda i: i.index))))
+    written = _exact_spans(ctx, writers, writes_only=True)
+    waits = [i for i in insts if (st := sync.site(i)) is not None and st.waits]
+    reported: set[int] = set()
+    for kb in classes:
+        for x in pending[id(kb)]:
+            mine = spans.get(x.index)
+            if x.index in reported or not mine:
+                continue
+            for rel in sync.released_before(kb, x):
+                handed = [c for h in rel.handed for c in spans.get(h.index, ())]
+                if not handed:
+                    continue
+                hit = _reclaiming_write(ctx, rel, x, kb, mine, handed, writers, written, waits)
+                if hit is None:
+                    continue
+                u, ka = hit
+                ctx.report("TM313", x, f"{x.family} by {kb!r} touches columns this thread released at line "
+                                       f"{rel.inst.span.line} ({rel.inst.op}.{'.'.join(rel.inst.parts[1:2])}) and has "
+                                       f"not waited for again: the {u.family} of {ka!r} at line {u.span.line}, issued "
+                                       f"after its wait on that barrier, may already be writing them (finish the "
+                                       f"access, and its tcgen05.wait, before the release)",
+                           [(rel.inst, "the columns are released here"),
+                            (u, "the producer's next write of them")])
+                reported.add(x.index)
+                break
+
+
+def _reclaiming_write(ctx, rel, x, kb, mine, handed, writers, written, waits):
+    """``(write, class)`` for TM313: a tcgen05 write ``u`` of a warp class ``ka`` other than ``kb`` that ``ka`` can
+    issue after one of its waits on a barrier that may be the one ``rel`` arrives on, over columns both ``handed``
+    (those ``kb`` worked on before the release: ``u`` refills that stage) and ``mine`` (those the access ``x``
+    touches), unordered after ``x`` (``SyncModel.reclaims``); None when there is none.
+    After releasing stage 0 a consumer may load stage 1: the producer's write of stage 1 overlaps none of the
+    columns handed back."""
+    sync = ctx.sync
+    for ka in ctx.threads.classes:
+        if ka is kb:
+            continue
+        waits_k = [w for w in waits if sync.site(w).key.may_alias(rel.key) and sync.executes(ka, w)]
+        if not waits_k:
+            continue
+        for u in writers:
+            cols = written.get(u.index)
+            if not cols or not any(_overlap(c, m) for c in cols for m in mine if any(_overlap(c, h) for h in handed)) \
+                    or not sync.executes(ka, u):
+                continue
+            if sync.reclaims(x, kb, u, ka, rel.key):
+                return u, ka
     return None
 
 

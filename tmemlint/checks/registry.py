@@ -39,7 +39,7 @@ FAMILY_TAGS = {"TM1": "allocation", "TM2": "access", "TM3": "ordering", "TM4": "
 #: * ``unnecessary``: the finding marks text that can be deleted (the server shows it faded).
 TAGS: dict[str, frozenset[str]] = {
     "TM301": frozenset({"registers"}),
-    **{c: frozenset({"plan-edge"}) for c in ("TM302", "TM303", "TM304", "TM306", "TM307", "TM308")},
+    **{c: frozenset({"plan-edge"}) for c in ("TM302", "TM303", "TM304", "TM306", "TM307", "TM308", "TM313")},
     "TM902": frozenset({"unnecessary"}),
 }
 
