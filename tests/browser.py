@@ -31,12 +31,14 @@ _FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no
           "--disable-background-networking", "--disable-component-update", "--disable-sync",
           "--disable-extensions", "--hide-scrollbars", "--force-device-scale-factor=1", "--mute-audio")
 
-#: Appended to the page: one record per SVG ``<text>`` (its svg's index, class, data-region, text, box in CSS
-#: pixels) and the page's height, as JSON in ``<pre id="tmemlint-boxes">``.
+#: Appended to the page: one record per SVG ``<text>`` (its svg's index, class, data-region, data-panel, its own
+#: text, its tooltip, box in CSS pixels) and the page's height, as JSON in ``<pre id="tmemlint-boxes">``.
 _PROBE = """<script>(function(){var svgs=Array.prototype.slice.call(document.querySelectorAll('svg'));var out=[];
 svgs.forEach(function(s,i){s.querySelectorAll('text').forEach(function(t){var r=t.getBoundingClientRect();
 out.push({svg:i,cls:t.getAttribute('class')||'',region:t.getAttribute('data-region')||'',
-panel:t.getAttribute('data-panel')||'',text:t.textContent,box:[r.left,r.top,r.right,r.bottom]});});});
+panel:t.getAttribute('data-panel')||'',box:[r.left,r.top,r.right,r.bottom],
+text:Array.prototype.filter.call(t.childNodes,function(n){return n.nodeType===3;}).map(function(n){
+return n.nodeValue;}).join(''),title:(t.querySelector('title')||{textContent:''}).textContent});});});
 var p=document.createElement('pre');p.id='tmemlint-boxes';
 p.textContent=JSON.stringify({texts:out,height:document.documentElement.scrollHeight,svgs:svgs.length});
 document.body.appendChild(p);})();</script>"""
@@ -60,6 +62,7 @@ class TextBox:
     region: str
     panel: str
     text: str
+    title: str
     box: tuple[float, float, float, float]
 
     def overlaps(self, other: "TextBox", slack: float = 0.5) -> bool:
@@ -129,7 +132,7 @@ def _run(browser: str, args: list[str], profile: Path, timeout: float) -> subpro
                           timeout=timeout, stdin=subprocess.DEVNULL)
 
 
-def render(page: Path, tmp: Path, width: int = 1100, height: int = 900, timeout: float = 90) -> Rendered:
+def render(page: Path, tmp: Path, width: int = 1100, height: int = 1040, timeout: float = 90) -> Rendered:
     """Load ``page`` (an HTML file) in headless Chromium: its text boxes and console (``--dump-dom`` of the page
     with ``_PROBE`` appended) and a ``width`` x ``height`` screenshot of its top (``--screenshot``)."""
     browser = chromium()
@@ -152,6 +155,7 @@ def render(page: Path, tmp: Path, width: int = 1100, height: int = 900, timeout:
     if not png_path.is_file():
         raise RuntimeError(f"the browser wrote no screenshot (exit {shot.returncode}): {shot.stderr[-2000:]}")
     png_data = png_path.read_bytes()
-    texts = tuple(TextBox(t["svg"], t["cls"], t["region"], t["panel"], t["text"], tuple(t["box"]))
+    texts = tuple(TextBox(t["svg"], t["cls"], t["region"], t["panel"], t["text"], t["title"],
+                          (float(t["box"][0]), float(t["box"][1]), float(t["box"][2]), float(t["box"][3])))
                   for t in data["texts"])
     return Rendered(texts, int(data["height"]), int(data["svgs"]), console, read_png(png_data), len(png_data))

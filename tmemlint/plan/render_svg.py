@@ -69,10 +69,10 @@ def _label_spots(name: str, x0: float, x1: float, y0: float, y1: float, inside_f
         xr = xc + (ASCENT - DESCENT) * size / 2  # the rotated glyphs centred on the band
         if w + 2 >= size * (ASCENT + DESCENT):  # down the band, a pixel over each edge at most
             for f in (0.0, 0.5, 1.0, 0.25, 0.75):
-                inside.append((size, Spot(xr, y0 + 3 + f * max(0.0, y1 - y0 - tw - 6))))
+                inside.append((size, Spot(xr, y0 + 3 + f * max(0.0, y1 - y0 - tw - 6), rotated=True)))
         for k in range(3):
-            outside.append((size, Spot(xr, y1 + 3 + k * (tw / 2 + 2))))
-            outside.append((size, Spot(xr, y0 - 3 - tw - k * (tw / 2 + 2))))
+            outside.append((size, Spot(xr, y1 + 3 + k * (tw / 2 + 2), rotated=True)))
+            outside.append((size, Spot(xr, y0 - 3 - tw - k * (tw / 2 + 2), rotated=True)))
     out = inside + outside if inside_first else outside[:2] + inside + outside[2:]
     return out
 
