@@ -45,6 +45,8 @@ def _check(plan: dict, tmp_path: Path) -> browser.Rendered:
     # the screenshot is the requested size and not blank: a one-colour image has at most 3 distinct scanlines
     assert (r.png.width, r.png.height) == (1100, 1040)
     assert r.png.distinct_rows() > 300, r.png.distinct_rows()
+    # and it shows the first picture: its region map's labels are on screen
+    assert [t.region for t in r.texts if t.svg == 0 and t.panel == "map" and t.box[3] > r.png.height] == []
     # every region's name is a region label of its kernel's picture, once in each panel
     assert r.svgs == len(plan["kernels"])
     for i, k in enumerate(plan["kernels"]):

@@ -350,7 +350,9 @@ def render_html(plan: dict, text: str) -> str:
              "overflow-x:auto}</style></head><body>",
              f"<h1>TMEM plan of {html.escape(plan['file'])}</h1>"]
     for k in plan["kernels"]:
-        parts.append(f"<h2>{html.escape(demangle(k['kernel']))}</h2>")
+        name = demangle(k["kernel"])  # a template kernel's name runs to pages: cut, whole in the tooltip
+        short = name if len(name) <= 120 else name[:119] + "…"
+        parts.append(f"<h2 title='{html.escape(name, quote=True)}'>{html.escape(short)}</h2>")
         parts.append(render_kernel_svg(k, source_mode=_source_mode(plan)))
     parts.append(f"<pre>{html.escape(text)}</pre>")
     parts.append("</body></html>")
