@@ -1,7 +1,10 @@
 """Picture of a plan: the region map (TMEM lanes down, columns across, as NVIDIA draws TMEM) above a lifetime
-chart on the same columns (program order, PTX lines, down): each region a coloured band over its columns and live
-range, with its writes, reads, commits, waits, releases and reuse edges marked; an edge in red only when it is at
-risk (a checker finding, or no ordering).
+chart on the same columns (program order down: source lines where the PTX has ``-lineinfo``, else PTX lines): each
+region a coloured band over its columns and live range, with its writes, reads, commits, waits, releases and reuse
+edges marked; an edge in red only when it is at risk (a checker finding, or no ordering).  Every text is placed by
+``tmemlint.plan.layout`` (no two overlap) and carries a class (``region-label`` with ``data-region`` and
+``data-panel``, ``mark``, ``annotation``, ``tick``, ``legend``, ``heading``) that tests/test_plan_browser.py reads
+back from headless Chromium.
 
 Drawn with ``drawsvg`` (PyPI, the optional extra ``tmemlint[plot]``) from the JSON model only.
 """
@@ -55,7 +58,6 @@ def _label_spots(name: str, x0: float, x1: float, y0: float, y1: float, inside_f
     box when it fits, else down it (top, middle, bottom); ``inside_first`` false (the lifetime chart, where marks
     fill the band): just under or over the band first, across or down, then inside."""
     w, xc = x1 - x0, (x0 + x1) / 2
-    out: list[tuple[float, Spot]] = []
     inside: list[tuple[float, Spot]] = []
     outside: list[tuple[float, Spot]] = []
     for size in (10.0, 8.0, 7.0):
@@ -73,8 +75,7 @@ def _label_spots(name: str, x0: float, x1: float, y0: float, y1: float, inside_f
         for k in range(3):
             outside.append((size, Spot(xr, y1 + 3 + k * (tw / 2 + 2), rotated=True)))
             outside.append((size, Spot(xr, y0 - 3 - tw - k * (tw / 2 + 2), rotated=True)))
-    out = inside + outside if inside_first else outside[:2] + inside + outside[2:]
-    return out
+    return inside + outside if inside_first else outside[:2] + inside + outside[2:]
 
 
 def _place_label(lay: Layout, name: str, spots: list[tuple[float, Spot]]) -> Placed:
