@@ -290,6 +290,8 @@ def render_kernel_svg(k: dict, width: int = 1000, height: int = 820, source_mode
                                  stroke="#999", stroke_width=0.6))
             _text(dw, d, got, "region-label", data_region=r["name"], data_panel=panel)
     # ---- allocation notes, reuse edges, the riskiest one
+    for a in k["allocations"] + k["deallocations"]:  # the notes placed from here on keep off these lines
+        lay.block(Box(left, y(a["line"]) - 1, left + plot_w, y(a["line"]) + 1))
     for a in k["allocations"]:
         note = f"alloc {a['columns']} (line {a['line']})"
         ya = y(a["line"])
@@ -317,6 +319,9 @@ def render_kernel_svg(k: dict, width: int = 1000, height: int = 820, source_mode
             note = f"riskiest: {e['guard']}"
             spots = [Spot(xc + 22, ym + dy) for dy in (0, 12, -12, 24, -24, 36, -36, 48, -48)]
             got = lay.place_optional(note, 10, spots, bold=True)
+            if got is not None and got.spot != spots[0]:  # moved off a label or a line: a leader to its edge
+                d.append(dw.Line(got.box.left - 1, (got.box.top + got.box.bottom) / 2, xc + 10, ym,
+                                 stroke=colour, stroke_width=0.6))
             if got is None:
                 got = lay.place(fit(note, 10, lay.spill_right - lay.spill_left, True), 10, [], bold=True)
                 d.append(dw.Line(got.box.left - 1, (got.box.top + got.box.bottom) / 2, xc + 10, ym,
@@ -348,7 +353,7 @@ def render_html(plan: dict, text: str) -> str:
     parts = ["<!DOCTYPE html>", "<html><head><meta charset='utf-8'>",
              f"<title>TMEM plan of {html.escape(plan['file'])}</title>",
              "<style>body{font-family:sans-serif;margin:1.5em} pre{background:#f6f6f6;padding:1em;"
-             "overflow-x:auto}</style></head><body>",
+             "overflow-x:auto} h2{overflow-wrap:anywhere}</style></head><body>",
              f"<h1>TMEM plan of {html.escape(plan['file'])}</h1>"]
     for k in plan["kernels"]:
         name = demangle(k["kernel"])  # a template kernel's name runs to pages: cut, whole in the tooltip
