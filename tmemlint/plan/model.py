@@ -170,7 +170,7 @@ class _Kernel:
         self._resolve_loops()
         self._infer_widths()
         for ws, accs in groups.items():
-            sets = AddressSets(self.va, self.threads.n_threads, base.constant_slot, warps=ws)
+            sets = AddressSets(self.va, self.threads.n_threads, base.constant_slot, warps=ws, local=base.local)
             for a in accs:
                 got = sets.address(a.inst, a.op_index)
                 if got is not None and a.addr is not None and got.slot == a.addr.slot \
