@@ -548,7 +548,10 @@ class AddressSets:
         cmp = next((q for q in st.parts[1:] if q in _CMPS), None)
         if st.op != "setp" or cmp is None or len(st.operands) != 3:
             return None
-        common = self._sources(inst, args[0]) & self._sources(inst, args[1]) & self._sources(st, st.operands[1])
+        common = self._sources(st, st.operands[1])
+        for a in args[:2]:  # an immediate side (``s + 1 == 5 ? 0 : s + 1``) shares nothing and constrains nothing
+            if type(a) is not Imm:
+                common &= self._sources(inst, a)
         for key in sorted(common, key=lambda k: (-len(k[1]), k)):
             name, defs = key
             vals = _BOTTOM
