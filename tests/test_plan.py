@@ -222,7 +222,8 @@ def _snapshot(name: str, got: str):
     assert got == path.read_text(), f"snapshot {name} differs (TMEMLINT_UPDATE_SNAPSHOTS=1 to rewrite)"
 
 
-@pytest.mark.parametrize("name", ["plan_blockscaled_small", "plan_fa_spo", "plan_rotating_sf", "plan_constant_trap"])
+@pytest.mark.parametrize("name", ["plan_blockscaled_small", "plan_fa_spo", "plan_rotating_sf", "plan_constant_trap",
+                                  "plan_tk_stages"])
 def test_json_and_text_snapshots(name):
     plan = plan_of(PLAN / f"{name}.ptx")
     assert plan["schema_version"] == SCHEMA_VERSION

@@ -407,3 +407,71 @@ def test_suppression_comments_apply_to_the_plan_as_to_check(tmp_path):
     k = json.loads(run_cli("plan", "--format", "json", str(src)).stdout)["kernels"][0]
     assert k["findings"] == [] and k["riskiest_edge"] is None
     assert run_cli("check", "--format", "concise", str(src)).returncode == 0
+
+
+# ---------------------------------------------------------------------------------------- logical regions (issue 28)
+
+
+def test_logical_regions_of_a_thunderkittens_style_kernel():
+    # hand count from plan_tk_stages.cu, as its author draws it: the accumulator's two stages of 128 columns, then
+    # SFA[stage 0..4] at 256 + 16 s and SFB[stage 0..4] at 336 + 16 s, 16 columns each (every stage copied as 4
+    # pieces of 4 columns and read 4 columns per MMA K-step: 40 fragments, 10 logical stage buffers): 12 regions,
+    # raw 256 + 80 + 80 = 416, allocated 512, 96 unused; everything live in the k-block loop
+    k = kernel(PLAN / "plan_tk_stages.ptx")
+    want = [("acc0", "accumulator", (0, 128)), ("acc1", "accumulator", (128, 256))] + \
+        [(f"SFA{s}", "scale-A", (256 + 16 * s, 272 + 16 * s)) for s in range(5)] + \
+        [(f"SFB{s}", "scale-B", (336 + 16 * s, 352 + 16 * s)) for s in range(5)]
+    assert regions(k) == want
+    assert [r["label"] for r in k["regions"]] == ["acc[stage 0]", "acc[stage 1]"] + \
+        [f"SFA[stage {s}]" for s in range(5)] + [f"SFB[stage {s}]" for s in range(5)]
+    assert {r["tensor"] for r in k["regions"]} == {"acc[stage 0..1]", "SFA[stage 0..4]", "SFB[stage 0..4]"}
+    sfa2 = k["regions"][4]
+    assert sfa2["stage"] == {"index": 2, "of": 5, "starts": [256, 272, 288, 304, 320]}
+    assert [f["columns"] for f in sfa2["fragments"]] == [[288, 292], [292, 296], [296, 300], [300, 304]]
+    assert [len(r["fragments"]) for r in k["regions"]] == [1, 1] + [4] * 10
+    b = k["budget"]
+    assert (b["raw_columns"], b["allocated_columns"], b["waste_columns"], b["complete"]) == (416, 512, 96, True)
+    assert (b["anchored_accesses"], b["unplaced_accesses"]) == (0, 0) and k["unplaced"] == []
+    assert k["peak"]["columns"] == 416
+    # one reuse edge per logical region: the next cp of a stage after its MMAs, the next MMA into an accumulator
+    # stage after the epilogue's readback
+    assert len(k["reuse_edges"]) == 12
+    assert k["findings"] == [] and k["riskiest_edge"] is None
+
+
+def test_accumulator_addresses_reloaded_from_local_memory_are_placed():
+    # tm[stage] is kept in the local frame (st.local of base and base + 128, ld.local of tm[stage]): the MMAs and the
+    # readback are placed in both stages, none is left unplaced
+    k = kernel(PLAN / "plan_tk_stages.ptx")
+    acc = k["regions"][:2]
+    assert [r["stage"]["starts"] for r in acc] == [[0, 128], [0, 128]]
+    assert all(r["writers"] and r["readers"] and r["readers"][0]["op"] == "ld" for r in acc)
+
+
+def test_fragments_of_unrolled_stages_stay_separate_regions():
+    # plan_blockscaled_small's two accumulator stages are written by the MMAs of two unrolled tiles (other basic
+    # blocks): two regions, one fragment each
+    k = kernel(PLAN / "plan_blockscaled_small.ptx")
+    assert [(r["name"], len(r["fragments"])) for r in k["regions"]] == [("acc0", 1), ("acc1", 1), ("SFA0", 1),
+                                                                         ("SFB0", 1)]
+
+
+def test_design_peak_from_declared_lifetimes(tmp_path):
+    # S [0, 128) live in phases 0-1, P over S in 1-2, O [128, 256) in 2-3, a scratch [256, 320) in 0 only:
+    # phase 0: S + scratch = 192; phase 1: S (P counted once) = 128; phase 2: P's 64 + O = 192; raw 320
+    d = tmp_path / "fa.toml"
+    d.write_text('[design]\nname = "x"\n'
+                 '[[object]]\nname = "S"\nkind = "accumulator"\nn = 128\nlive = [0, 1]\n'
+                 '[[object]]\nname = "P"\nkind = "A"\ndtype = "bf16"\nn = 128\naliases = "S"\nlive = [1, 2]\n'
+                 '[[object]]\nname = "O"\nkind = "accumulator"\nn = 128\nlive = [2, 3]\n'
+                 '[[object]]\nname = "T"\nkind = "data"\ndtype = "f32"\nn = 64\nlive = [0, 0]\n')
+    p = json.loads(run_cli("plan", "--design", str(d), "--format", "json").stdout)
+    assert (p["budget"]["raw_columns"], p["peak_columns"]) == (320, 192)
+    assert [o["live"] for o in p["objects"]] == [[0, 1], [1, 2], [2, 3], [0, 0]]
+    d.write_text(FA_DESIGN)  # no lifetimes declared: everything is live throughout
+    p = json.loads(run_cli("plan", "--design", str(d), "--format", "json").stdout)
+    assert p["peak_columns"] == p["budget"]["raw_columns"] == 256
+    d.write_text('[[object]]\nname = "S"\nkind = "accumulator"\nn = 128\nlive = [2, 1]\n')
+    proc = run_cli("plan", "--design", str(d))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "object 1 (S): 'live' must be [first, last] phases" in proc.stderr

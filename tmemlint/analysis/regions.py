@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from tmemlint.analysis.idesc import (A_TMEM_COLUMNS, BLOCK_SCALED_KINDS, SCALE_COLUMNS, Idesc, accumulator_footprint, cp_columns,
                                      cp_lanes, decode_idesc, ld_st_columns, ld_st_lanes, ld_st_registers, mma_kind)
+from tmemlint.analysis.localmem import LocalMemory
 from tmemlint.analysis.values import TOP, ValueAnalysis, eval_tid
 from tmemlint.ir import Address, Imm, Instruction, Reg, Sym, Vec
 
@@ -136,14 +137,16 @@ class AddressSets:
     a fixed point; definitions whose set keeps growing are widened to unknown.  Never raises on odd input."""
 
     def __init__(self, va: ValueAnalysis, n_threads: int = 1024, constant_slot: tuple | None = None,
-                 warps: tuple[int, ...] | None = None):
+                 warps: tuple[int, ...] | None = None, local: LocalMemory | None = None):
         """``constant_slot``: the allocation whose base is known to be column 0 (512 columns, or a trap-checked
         base: ``analysis.tmem.trap_checked_bases``), so integer TMEM operands are its offsets (DeepGEMM,
         FlashMLA, FlashAttention-4 address TMEM by constants); None otherwise.  ``warps``: only the threads of
         these warps (``tid.x // 32``) are considered for thread-index values (the warps that execute the
         instructions asked about: a column ``(warp & 3) * 256`` issued only by warps 0-1 is {0, 256}); None: all
-        ``n_threads``."""
+        ``n_threads``.  ``local``: the function's local-memory stores (``analysis.localmem``; built on first use
+        when None): a TMEM address stored to a local array and read back keeps its value."""
         self.constant_slot = constant_slot
+        self.local = local
         self.warps = tuple(warps) if warps is not None else None
         self.va = va
         self.insts = va.insts
@@ -331,6 +334,8 @@ class AddressSets:
                 if s is not None:
                     return s
         ops = inst.operands
+        if inst.op == "ld" and inst.has("local"):
+            return self._local_load(inst, name)
         if not ops or type(ops[0]) is not Reg or ops[0].name != name:
             return None
         op = inst.op
@@ -363,6 +368,38 @@ class AddressSets:
         except (TypeError, ValueError, OverflowError, RecursionError):
             return None
         return None
+
+    def local_memory(self) -> LocalMemory:
+        """The function's local-memory stores (``analysis.localmem``), built once."""
+        if self.local is None:
+            self.local = LocalMemory(self.va.cfg, self.va.single_def, self.va.reach)
+        return self.local
+
+    def _integers_now(self, inst: Instruction, k: int) -> frozenset | None:
+        """``integers`` inside an evaluation (no fixed point of its own)."""
+        if k >= len(inst.operands):
+            return None
+        v = self._operand(inst, inst.operands[k])
+        return v if type(v) is frozenset and v else None
+
+    def _local_load(self, inst: Instruction, name: str):
+        """``ld.local`` of a value this thread stored to its frame (PTX ISA §9.7.9.8; ``analysis.localmem``): the
+        join of the values of the stores that reach it at its offsets (ThunderKittens' ``tm[stage]`` array of
+        accumulator addresses), or None when one is not known."""
+        dst = inst.operands[0] if inst.operands else None
+        items = dst.items if type(dst) is Vec else (dst,)
+        k = next((i for i, x in enumerate(items) if type(x) is Reg and x.name == name), None)
+        if k is None:
+            return None
+        got = self.local_memory().loaded(inst, k, self._integers_now)
+        if not got:
+            return None
+        acc = _BOTTOM
+        for e in got:
+            acc = _join(acc, self._operand(e.inst, e.value))
+            if acc is None:
+                return None
+        return acc
 
     # ---- one value used twice -----------------------------------------------------------------------------
     def _key(self, inst: Instruction, reg: Reg) -> tuple:
@@ -511,7 +548,10 @@ class AddressSets:
         cmp = next((q for q in st.parts[1:] if q in _CMPS), None)
         if st.op != "setp" or cmp is None or len(st.operands) != 3:
             return None
-        common = self._sources(inst, args[0]) & self._sources(inst, args[1]) & self._sources(st, st.operands[1])
+        common = self._sources(st, st.operands[1])
+        for a in args[:2]:  # an immediate side (``s + 1 == 5 ? 0 : s + 1``) shares nothing and constrains nothing
+            if type(a) is not Imm:
+                common &= self._sources(inst, a)
         for key in sorted(common, key=lambda k: (-len(k[1]), k)):
             name, defs = key
             vals = _BOTTOM

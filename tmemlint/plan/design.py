@@ -1,7 +1,8 @@
 """``tmemlint plan --design design.toml``: the TMEM plan of a kernel not yet written, from its objects.
 
 A design lists TMEM objects (``[[object]]``: ``name``, ``kind`` ∈ accumulator, A, scale-A, scale-B, data;
-``dtype``; ``m`` × ``n`` tile; ``stages``; ``aliases`` = the name of an object it is laid over, e.g. P over S) and
+``dtype``; ``m`` × ``n`` tile; ``stages``; ``aliases`` = the name of an object it is laid over, e.g. P over S; ``live = [first, last]`` = the
+phases it is live in, for the peak) and
 ``[design]`` settings (``cta_group``, ``ctas_per_sm``).  Column counts per stage (PTX ISA §9.7.16.2.1 cells of 32
 bits, datapath layouts of §9.7.16.10.5, the reference's §2.5): an accumulator holds N cells per row, whatever its
 dtype (M=128 with ``cta_group::2`` splits N over the pair: N/2 per CTA); an A operand in TMEM packs
@@ -107,7 +108,7 @@ def plan_design(d: dict, ctas_per_sm: int | None = None) -> dict:
         row = {"name": o["name"], "kind": o["kind"], "dtype": o.get("dtype"), "m": o.get("m", 128), "n": o.get("n"),
                "stages": stages, "columns_per_stage": per_stage, "lanes": [0, lanes], "starts": starts,
                "columns": [starts[0], starts[-1] + per_stage], "aliases": alias,
-               "lifecycle": _lifecycle(o["kind"], alias, stages)}
+               "live": _live(o, where), "lifecycle": _lifecycle(o["kind"], alias, stages)}
         placed[o["name"]] = row
         out.append(row)
     raw = col
@@ -118,7 +119,37 @@ def plan_design(d: dict, ctas_per_sm: int | None = None) -> dict:
             "budget": {"raw_columns": raw, "allocated_columns": alloc if raw <= 512 else None,
                        "waste_columns": alloc - raw if raw <= 512 else None, "fits_cta": raw <= 512,
                        "per_sm_columns": alloc * ctas, "fits": raw <= 512 and alloc * ctas <= 512},
-            "peak_columns": raw}
+            "peak_columns": _peak(out)}
+
+
+def _live(o: dict, where: str) -> list[int] | None:
+    """The declared lifetime ``live = [first, last]`` of an object: the phases (integers in the order the kernel
+    goes through them, e.g. 0 = QK^T, 1 = softmax, 2 = PV) from its first write to its last read, both included;
+    None (the default): live for the whole kernel.  Raises DesignError."""
+    v = o.get("live")
+    if v is None:
+        return None
+    if not (isinstance(v, list) and len(v) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in v)
+            and 0 <= v[0] <= v[1]):
+        raise DesignError(f"{where}: 'live' must be [first, last] phases, 0 <= first <= last (got {v!r})")
+    return [v[0], v[1]]
+
+
+def _peak(objects: list[dict]) -> int:
+    """Most columns live at once (PTX ISA §9.7.16.2.1 columns): at each phase where some object's lifetime
+    starts, the union of the columns of every stage of the objects live then (an object without ``live`` always
+    is; an alias shares its target's columns and is counted once).  Without declared lifetimes: every column."""
+    points = sorted({o["live"][0] for o in objects if o["live"] is not None}) or [0]
+    best = 0
+    for p in points:
+        cols: set[int] = set()
+        for o in objects:
+            lv = o["live"]
+            if lv is None or lv[0] <= p <= lv[1]:
+                for st in o["starts"]:
+                    cols.update(range(st, st + o["columns_per_stage"]))
+        best = max(best, len(cols))
+    return best
 
 
 def _lifecycle(kind: str, alias: str | None, stages: int) -> str:

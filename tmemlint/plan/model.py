@@ -30,7 +30,7 @@ from tmemlint.ir import Instruction, Module
 from tmemlint.names import demangle
 
 #: Version of the JSON model (docs/plan-schema.md).  Minor: fields added; major: fields changed or removed.
-SCHEMA_VERSION = "2.0"
+SCHEMA_VERSION = "2.1"
 
 #: Reuse-edge guard classes, from the riskiest down, with their risk rank (higher is riskier).
 GUARDS = {
@@ -142,6 +142,8 @@ class _Kernel:
         self.accesses = collect_accesses(self.insts, self.va, self.sets)
         self._refine_by_warps()
         self.rmap = build_regions(self.accesses, split_stages=True)
+        self.fragments: dict[int, list[Region]] = {}
+        self.rmap.regions = self._logical_regions(self.rmap.regions)
         self.ctas_config = ctas_per_sm
         self._lanes: dict[int, tuple[int, int]] = {}
         self.names: dict[int, str] = {}
@@ -151,6 +153,89 @@ class _Kernel:
             n = counters.get(p, 0)
             counters[p] = n + 1
             self.names[id(r)] = f"{p}{n}"
+        self._name_tensors()
+
+    # ---- logical regions -------------------------------------------------------------------------------
+    def _lifetime(self, r: Region) -> tuple:
+        """What a fragment's lifetime is made of: its writers' operations and roles, its readers' roles, and the
+        barriers its hand-over arrives on (the mbarrier of the first tcgen05.commit or arrive after each read and
+        after each asynchronous write; ``analysis.order``'s barrier instances)."""
+        insts = self.insts
+        keys: set = set()
+        for a in r.readers + [w for w in r.writers if w.op in ("mma", "cp")]:
+            for j in self.flow.reach(a.inst.index, lambda j: _is(insts[j], "tcgen05.commit") or _is_mbar_arrive(
+                    insts[j]), back_edges=False):
+                keys.add(self._barrier_key(j))
+        return (frozenset((a.op, a.role) for a in r.writers), frozenset(a.role for a in r.readers),
+                frozenset(repr(k) for k in keys))
+
+    def _written_together(self, a: Region, b: Region) -> bool:
+        """Whether some writer of ``a`` and some writer of ``b`` are in one basic block: the pieces of one tensor
+        are written in the same pass (two N=128 MMAs issued back to back), two unrolled pipeline stages are not."""
+        blocks = {self.ctx.cfg.block_of[w.inst.index] for w in a.writers}
+        return any(self.ctx.cfg.block_of[w.inst.index] in blocks for w in b.writers)
+
+    def _logical_regions(self, frags: list[Region]) -> list[Region]:
+        """Adjacent fragments (the per-instruction footprints of ``build_regions``) of the same allocation, kind
+        (not ``data``), lanes, stage and lifetime (``_lifetime``: the same writers' roles, the same hand-over
+        barrier) are one logical region: ThunderKittens' four 4-column scale-factor pieces of a stage are one
+        16-column stage buffer, FlashMLA's O written by two N=128 MMAs is one 256-column accumulator.  The
+        fragments stay listed in ``self.fragments``.  Fragments merge only when they are written together
+        (``_written_together``)."""
+        out: list[Region] = []
+        sig: dict[int, tuple] = {}
+        for r in frags:
+            st = self.stage_of(r)
+            key = (r.slot, r.kind, r.lane_lo, r.lane_hi, (st["index"], st["of"]) if st else None, self._lifetime(r))
+            prev = out[-1] if out else None
+            if prev is not None and r.kind != "data" and prev.hi == r.lo and sig[id(prev)] == key \
+                    and self._written_together(self.fragments[id(prev)][-1], r):
+                parts = self.fragments[id(prev)]
+                if len(parts) == 1:  # the first merge: the logical region is a new object over its fragments
+                    merged = Region(prev.slot, prev.lo, prev.hi, prev.kind, prev.lane_lo, prev.lane_hi,
+                                    list(prev.writers), list(prev.readers), prev.anchored)
+                    out[-1] = merged
+                    self.fragments[id(merged)] = parts
+                    sig[id(merged)] = key
+                    prev = merged
+                prev.hi = r.hi
+                prev.anchored = prev.anchored or r.anchored
+                prev.writers += [a for a in r.writers if a not in prev.writers]
+                prev.readers += [a for a in r.readers if a not in prev.readers]
+                self.fragments[id(prev)].append(r)
+                continue
+            out.append(r)
+            self.fragments[id(r)] = [r]
+            sig[id(r)] = key
+        return out
+
+    def _name_tensors(self) -> None:
+        """The logical tensor of each region: the stages of one stage-indexed buffer are one tensor
+        (``SFA[stage 0..4]``), each other region is a tensor of its own.  ``self.tensor[id(r)]`` is the tensor's
+        name (the kind's prefix, numbered when the kind has several tensors) and ``self.label[id(r)]`` the
+        region's (``SFA[stage 2]``)."""
+        groups: dict[tuple, list[Region]] = {}
+        for r in self.rmap.regions:
+            st = self.stage_of(r)
+            key = (r.kind, r.slot, tuple(st["starts"])) if st else (r.kind, r.slot, id(r))
+            groups.setdefault(key, []).append(r)
+        per_prefix: dict[str, int] = {}
+        for key in groups:
+            p = _NAME_PREFIX[key[0]]
+            per_prefix[p] = per_prefix.get(p, 0) + 1
+        seen: dict[str, int] = {}
+        self.tensor: dict[int, str] = {}
+        self.label: dict[int, str] = {}
+        self.tensor_stages: dict[int, int] = {}
+        for key, rs in groups.items():
+            p = _NAME_PREFIX[key[0]]
+            n = seen.get(p, 0)
+            seen[p] = n + 1
+            t = p if per_prefix[p] == 1 else f"{p}{n}"
+            for r in rs:
+                st = self.stage_of(r)
+                self.tensor[id(r)] = f"{t}[stage 0..{st['of'] - 1}]" if st else t
+                self.label[id(r)] = f"{t}[stage {st['index']}]" if st else t
 
     def _refine_by_warps(self) -> None:
         """Re-evaluate the address of every access whose instruction only some warps execute with the thread
@@ -167,7 +252,7 @@ class _Kernel:
         self._resolve_loops()
         self._infer_widths()
         for ws, accs in groups.items():
-            sets = AddressSets(self.va, self.threads.n_threads, base.constant_slot, warps=ws)
+            sets = AddressSets(self.va, self.threads.n_threads, base.constant_slot, warps=ws, local=base.local)
             for a in accs:
                 got = sets.address(a.inst, a.op_index)
                 if got is not None and a.addr is not None and got.slot == a.addr.slot \
@@ -400,6 +485,8 @@ class _Kernel:
                         and lanes[0] < self._lanes[id(o)][1]]
             rows.append({
                 "name": self.names[id(r)],
+                "tensor": self.tensor[id(r)],
+                "label": self.label[id(r)],
                 "kind": r.kind,
                 "allocation": self.slot_index.get(r.slot),
                 "lanes": [lanes[0], lanes[1]],
@@ -415,6 +502,10 @@ class _Kernel:
                 "findings": self.region_findings(r),
                 "writers": sorted((self.ref(a) for a in r.writers), key=lambda x: (x["line"], x["role"])),
                 "readers": sorted((self.ref(a) for a in r.readers), key=lambda x: (x["line"], x["role"])),
+                "fragments": [{"columns": [f.lo, f.hi], "width": f.width,
+                               "writers": sorted((self.ref(a) for a in f.writers), key=lambda x: (x["line"], x["role"])),
+                               "readers": sorted((self.ref(a) for a in f.readers), key=lambda x: (x["line"], x["role"]))}
+                              for f in self.fragments.get(id(r), [r])],
             })
         return rows
 

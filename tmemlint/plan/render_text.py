@@ -76,13 +76,19 @@ def render_kernel(k: dict) -> str:
     rows = []
     for r in k["regions"]:
         st = r.get("stage")
-        rows.append([r["name"], r["kind"], _span(r["lanes"]), _span(r["columns"]), str(r["width"]),
+        rows.append([r["name"], r.get("label", r["name"]), r["kind"], _span(r["lanes"]), _span(r["columns"]),
+                     str(r["width"]),
                      f"{st['index']}/{st['of']}" if st else "-", r["packing"],
                      _refs(r["writers"]), _refs(r["readers"])])
-    out.extend(_table(["region", "kind", "lanes", "columns", "width", "stage", "packing", "writers (line)",
+    out.extend(_table(["region", "tensor", "kind", "lanes", "columns", "width", "stage", "packing", "writers (line)",
                        "readers (line)"], rows))
     for r in k["regions"]:
         out.append(f"  {r['name']}: {r['tlane']}; {r['tcol']}")
+        frags = r.get("fragments") or []
+        if len(frags) > 1:
+            out.append(f"  {r['name']}: {len(frags)} fragments (one per instruction footprint): "
+                       + "; ".join(f"{_span(f['columns'])} {_refs(f['writers'], 3)} / {_refs(f['readers'], 3)}"
+                                   for f in frags))
         if r.get("fragment"):
             out.append(f"  {r['name']}: {r['fragment']}")
         if r.get("overlaps"):
