@@ -12,6 +12,7 @@ Drawn with ``drawsvg`` (PyPI, the optional extra ``tmemlint[plot]``) from the JS
 from __future__ import annotations
 
 from tmemlint.names import demangle
+from tmemlint.pipeline import SOURCE_SUFFIXES
 from tmemlint.plan.layout import ASCENT, DESCENT, Anchor, Box, Layout, Placed, Spot, fit, text_width
 
 import html
@@ -337,7 +338,7 @@ def render_kernel_svg(k: dict, width: int = 1000, height: int = 820, source_mode
 
 def _source_mode(plan: dict) -> bool:
     """The plan is of a CUDA source (its lines are source lines, unless nvcc's PTX with ``.loc`` was planned)."""
-    return str(plan.get("file", "")).endswith((".cu", ".cuh"))
+    return str(plan.get("file", "")).endswith(SOURCE_SUFFIXES)
 
 
 def render_svg(plan: dict) -> str:
