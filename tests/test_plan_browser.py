@@ -15,7 +15,7 @@ import browser
 from conftest import EXAMPLES, FIXTURES, ROOT
 from tmemlint.frontend.parser import decode, parse_text
 from tmemlint.plan.model import build_plan
-from tmemlint.plan.render_svg import render_html
+from tmemlint.plan.render_svg import region_caption, render_html
 from tmemlint.plan.render_text import render_text
 
 pytestmark = pytest.mark.skipif(browser.chromium() is None, reason=browser.SKIP_REASON)
@@ -54,7 +54,9 @@ def _check(plan: dict, tmp_path: Path) -> browser.Rendered:
             got = sorted(t.region for t in r.texts if t.svg == i and "region-label" in t.cls.split()
                          and t.panel == panel)
             assert got == sorted(reg["name"] for reg in k["regions"]), (panel, got)
-            assert all(t.text == t.region for t in r.texts if t.region)
+            # written as the region's logical tensor and stage (SFA[2]), named in data-region (SFA2)
+            caption = {reg["name"]: region_caption(reg) for reg in k["regions"]}
+            assert all(t.text == caption[t.region] for t in r.texts if t.svg == i and t.region)
     assert [(a.text, a.box, b.text, b.box) for a, b in r.overlapping_pairs(skip_cls=())] == []
     assert r.console == ()
     return r

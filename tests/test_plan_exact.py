@@ -345,15 +345,17 @@ def test_svg_narrow_regions_are_labelled_without_overprinting():
     # panel no two label boxes (as the layout estimates them) intersect (tests/test_plan_browser.py measures
     # them in Chromium)
     labels = re.findall(r'<text x="([\d.]+)" y="([\d.]+)" font-size="([\d.]+)"[^>]*class="region-label" '
-                        r'data-region="(\w+)" data-panel="(\w+)"([^>]*)>(\w+)</text>', svg)
+                        r'data-region="(\w+)" data-panel="(\w+)"([^>]*)>([^<]+)</text>', svg)
     names = ["acc0", "acc1"] + [f"SF{m}{s}" for m in "AB" for s in range(4)]
+    # each region is drawn as its logical tensor's stage: acc1 is acc[1], SFB2 is SFB[2]
+    caption = {n: f"{n.rstrip('0123456789')}[{n[-1]}]" for n in names}
     for panel in ("map", "lifetime"):
         got = [(float(x), float(y), float(f), n, "rotate(90" in rest, "middle" in rest)
-               for x, y, f, n, pn, rest, text in labels if pn == panel and n == text]
+               for x, y, f, n, pn, rest, text in labels if pn == panel and caption[n] == text]
         assert sorted(g[3] for g in got) == sorted(names), panel
         if panel == "map":
             assert all(rot for x, y, f, n, rot, mid in got if n.startswith("SF"))
-        boxes = [box_of(n, f, Spot(x, y, Anchor.middle if mid else Anchor.start, rot), bold=True)
+        boxes = [box_of(caption[n], f, Spot(x, y, Anchor.middle if mid else Anchor.start, rot), bold=True)
                  for x, y, f, n, rot, mid in got]
         for i, a in enumerate(boxes):
             for b in boxes[i + 1:]:

@@ -16,6 +16,7 @@ from tmemlint.pipeline import SOURCE_SUFFIXES
 from tmemlint.plan.layout import ASCENT, DESCENT, Anchor, Box, Layout, Placed, Spot, fit, text_width
 
 import html
+import re
 
 _COLOURS = {"accumulator": "#4e79a7", "A": "#59a14f", "scale-A": "#f28e2b", "scale-B": "#edc948",
             "metadata": "#b07aa1", "data": "#76b7b2"}
@@ -77,6 +78,17 @@ def _label_spots(name: str, x0: float, x1: float, y0: float, y1: float, inside_f
             outside.append((size, Spot(xr, y1 + 3 + k * (tw / 2 + 2), rotated=True)))
             outside.append((size, Spot(xr, y0 - 3 - tw - k * (tw / 2 + 2), rotated=True)))
     return inside + outside if inside_first else outside[:2] + inside + outside[2:]
+
+
+_STAGE = re.compile(r"^(?P<tensor>.+)\[stage (?P<stage>\d+)\]$")
+
+
+def region_caption(region: dict) -> str:
+    """What the picture writes on a region: its logical tensor and stage (``SFA[2]`` for the plan's label
+    ``SFA[stage 2]``), the label of an unstaged tensor, else the region's name (plans older than schema 2.1)."""
+    label = str(region.get("label") or region["name"])
+    m = _STAGE.match(label)
+    return f"{m['tensor']}[{m['stage']}]" if m else label
 
 
 def _place_label(lay: Layout, name: str, spots: list[tuple[float, Spot]]) -> Placed:
@@ -192,7 +204,7 @@ def render_kernel_svg(k: dict, width: int = 1000, height: int = 820, source_mode
                            fill_opacity=0.45 if not r.get("overlaps") else 0.3,
                            stroke="#d62728" if faulty else colour, stroke_width=2 if faulty else 1,
                            stroke_dasharray="3,2" if r.get("overlaps") else None)
-        box.append_title(f"{r['name']} {r['kind']} lanes [{l0}, {l1}) columns [{lo}, {hi})"
+        box.append_title(f"{region_caption(r)} ({r['name']}, {len(r.get('fragments', [])) or 1} fragment(s)) {r['kind']} lanes [{l0}, {l1}) columns [{lo}, {hi})"
                          + (f", overlaps {', '.join(r['overlaps'])}" if r.get("overlaps") else "")
                          + (f"; {r['tcol']}" if r.get("tcol") else ""))
         d.append(box)
@@ -274,7 +286,7 @@ def render_kernel_svg(k: dict, width: int = 1000, height: int = 820, source_mode
         rng = live.get(r["name"]) or [first, last]
         extra = hidden.get(r["name"], [])
         bands[r["name"]].append_title(
-            f"{r['name']} {r['kind']} columns [{lo}, {hi}) lanes [{r['lanes'][0]}, {r['lanes'][1]}) live lines "
+            f"{region_caption(r)} ({r['name']}) {r['kind']} columns [{lo}, {hi}) lanes [{r['lanes'][0]}, {r['lanes'][1]}) live lines "
             f"{rng[0]}-{rng[1]}" + (f"; also {'; '.join(extra)}" if extra else ""))
     # ---- region labels: the map's, then the chart's
     for panel in ("map", "lifetime"):
@@ -285,7 +297,8 @@ def render_kernel_svg(k: dict, width: int = 1000, height: int = 820, source_mode
             else:
                 rng = live.get(r["name"]) or [first, last]
                 y0, y1 = y(rng[0]), y(rng[1])
-            got = _place_label(lay, r["name"], _label_spots(r["name"], x0, x1, y0, y1, panel == "map"))
+            shown = region_caption(r)
+            got = _place_label(lay, shown, _label_spots(shown, x0, x1, y0, y1, panel == "map"))
             if got.spilled:
                 d.append(dw.Line(got.box.left - 1, (got.box.top + got.box.bottom) / 2, x1, (y0 + y1) / 2,
                                  stroke="#999", stroke_width=0.6))
