@@ -200,12 +200,14 @@ def _main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folder", type=Path, help="a folder of .cu files (searched recursively)")
     ap.add_argument("-I", dest="include", action="append", default=[], help="include folder (both modes)")
+    ap.add_argument("-D", dest="define", action="append", default=[], help="NAME[=VALUE] (both modes)")
     ap.add_argument("--nvcc-arg", action="append", default=[], help="extra nvcc argument (compile mode)")
     ap.add_argument("--json", type=Path, help="write every row here")
     ns = ap.parse_args(argv)
     base = ns.folder.resolve()
     opts = Options(include_dirs=tuple(str(Path(i).resolve()) for i in ns.include),
-                   nvcc_args=tuple(ns.nvcc_arg))
+                   nvcc_args=tuple(ns.nvcc_arg),
+                   defines=dict((d.split("=", 1) + ["1"])[:2] for d in ns.define))
     outcomes = []
     for cu in sorted(base.rglob("*.cu")):
         o = compare(cu, opts, cwd=cu.parent, base=base)
