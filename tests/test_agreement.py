@@ -101,7 +101,8 @@ def test_third_party_corpus_agrees():
     outcomes = []
     for cu in sorted(CORPUS.rglob("*.cu")):
         inc = tuple(str(d) for d in _corpus_includes(cu))
-        outcomes.append(compare(cu, Options(include_dirs=inc, nvcc_args=_corpus_nvcc_args(cu)), cwd=cu.parent))
+        opts = Options(include_dirs=inc, nvcc_args=_corpus_nvcc_args(cu), defines=_corpus_defines(cu))
+        outcomes.append(compare(cu, opts, cwd=cu.parent))
     bad = [line for o in outcomes for line in _disagreements(o)]
     assert bad == [] and _stale(outcomes) == [], table(outcomes)
 
@@ -111,9 +112,17 @@ def _corpus_project(cu: Path) -> Path:
 
 
 def _corpus_includes(cu: Path) -> list[Path]:
-    """The include folders a project of the corpus ships (``include/``, its top folder)."""
+    """The include folders a project of the corpus ships (``include/``, ThunderKittens' ``prototype/``, DeepGEMM's
+    ``deep_gemm/include``) and CUTLASS's, when the corpus has it (CuTe for DeepGEMM and FlashMLA)."""
     top = _corpus_project(cu)
-    return [d for d in (top / "include", top) if d.is_dir()]
+    cands = [top / "include", top / "prototype", top / "deep_gemm" / "include", top / "csrc",
+             CORPUS / "cutlass-min" / "include", CORPUS / "cutlass" / "include"]
+    return [d for d in cands if d.is_dir()]
+
+
+def _corpus_defines(cu: Path) -> dict[str, str]:
+    """The macros a project's own build defines (ThunderKittens' common.mk for a B200: KITTENS_BLACKWELL, NDEBUG)."""
+    return {"KITTENS_BLACKWELL": "1", "NDEBUG": "1"} if _corpus_project(cu).name == "ThunderKittens" else {}
 
 
 def _corpus_nvcc_args(cu: Path) -> tuple[str, ...]:
