@@ -64,7 +64,8 @@ class CallsMixin:
                 t = self.type_of(tn[0]) if tn else UNKNOWN
                 if short == "reinterpret_cast" and t.kind == "ptr":
                     v = self.value(args[0])
-                    if v.ref is not None and (v.ty.elem is None or v.ty.elem != t.elem):
+                    if v.ref is not None and (v.ty.elem is None or v.ty.elem != t.elem) \
+                            and not _same_size_scalars(v.ty.elem, t.elem):
                         return V(None, t)
                     return V(v.op, t, v.ref)
                 if t.kind == "ptr" or short != "bit_cast":
@@ -75,6 +76,8 @@ class CallsMixin:
         elif ft == "qualified_identifier":
             name = self.text(fn).replace(" ", "")
             inner = fn.child_by_field_name("name")
+            while inner is not None and inner.type == "qualified_identifier":  # a::b::f<N>: the last name's
+                inner = inner.child_by_field_name("name")
             if inner is not None and inner.type == "template_function":
                 targs = inner.child_by_field_name("arguments")
                 name = name.split("<", 1)[0]
@@ -327,6 +330,13 @@ class CallsMixin:
                 if lv is not None and len(kids) == 1:
                     self.cur_span = self.span(init)
                     self.write(lv, self.value(kids[0]))
+
+
+def _same_size_scalars(a: CType | None, b: CType | None) -> bool:
+    """``a`` and ``b`` are integer or floating-point types of one width: ``*reinterpret_cast<uint32_t*>(&f[i])`` of
+    a ``float f[]`` names the same 32-bit register as ``f[i]`` (an asm output bound so is read back as the float)."""
+    return a is not None and b is not None and a.kind in ("int", "float") and b.kind in ("int", "float") \
+        and a.bits == b.bits
 
 
 # ------------------------------------------------------------------------------------------------ intrinsics

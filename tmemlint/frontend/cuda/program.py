@@ -647,6 +647,27 @@ class Program:
         n = len([a for a in call.child_by_field_name("arguments").named_children if a.type != "comment"])
         return self.lookup_functions(name, n)
 
+    def _in_scope(self, cands: list[FunctionDef], scope: str) -> list[FunctionDef]:
+        """The ``cands`` a call qualified by ``scope`` (``ns::f``, ``S::f``, ``warp::f`` with ``using warp =
+        group<1>``) can name: those whose namespace or struct ends with it (an alias is replaced by its struct);
+        all of them when none does and the scope names no alias nor struct of the file (a namespace alias, an
+        inline namespace: the short name decides as before), none when it names another struct."""
+        names = {scope, scope.rsplit("::", 1)[-1]}
+        alias = self.aliases.get(scope) or self.aliases.get(scope.rsplit("::", 1)[-1])
+        target = alias.name if isinstance(alias, CType) else self.text(alias) if alias is not None else ""
+        if target:
+            names.add(target.split("<", 1)[0].replace(" ", "").rsplit("::", 1)[-1])
+
+        def within(f: FunctionDef) -> bool:
+            home = f.qualname.rsplit("::", 1)[0] if "::" in f.qualname else ""
+            return any(home == n or home.endswith("::" + n) for n in names) or \
+                (f.owner is not None and f.owner.name.split("<", 1)[0] in names)
+
+        scoped = [f for f in cands if within(f)]
+        if scoped or not (alias is not None or any(n in self.structs for n in names)):
+            return scoped or cands
+        return []
+
     def lookup_functions(self, name: str, nargs: int, owner: StructInfo | None = None,
                          targs: str | None = None) -> list[FunctionDef]:
         """Function definitions a call ``name(nargs arguments)`` (with template arguments ``targs``, spaces
@@ -658,6 +679,8 @@ class Program:
         cands = self.functions.get(name)
         if not cands:
             cands = self.functions.get(name.rsplit("::", 1)[-1], [])
+            if "::" in name:
+                cands = self._in_scope(cands, name.rsplit("::", 1)[0])
         if owner is not None:
             cands = [f for f in cands if f.owner is owner] or cands
         ok = [f for f in cands if f.body is not None and f.required_args() <= nargs <= len(f.params)]

@@ -279,6 +279,11 @@ class StatementsMixin:
                 self.stmt(branch)
             self.pop_scope()
             return
+        if any(c.type == "constexpr" for c in n.children):
+            # nvcc keeps one branch of an `if constexpr`; lowering both as a runtime branch would be a guess
+            shown = self.text(cexpr)[:60] if cexpr is not None else ""
+            raise Unsupported(n, f"the condition of `if constexpr ({shown})` is not known here (a template "
+                                 f"argument or constant that was not resolved)")
         l_else = self.new_label("else")
         self.cur_span = self.span(cexpr)
         self.cond_jump(cexpr, l_else, False)
