@@ -16,6 +16,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # files of tmemlint/analysis/ that are `mypy --strict` clean; add a file when it is, never remove one
 CLEAN = [
     "digraph.py",
+    "cfg.py",
+    "paths.py",
+    "flow.py",
+    "context.py",
 ]
 
 
