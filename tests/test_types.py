@@ -20,6 +20,10 @@ CLEAN = [
     "paths.py",
     "flow.py",
     "context.py",
+    "tmem.py",
+    "publication.py",
+    "barriers.py",
+    "witness.py",
 ]
 
 
