@@ -24,6 +24,8 @@ CLEAN = [
     "publication.py",
     "barriers.py",
     "witness.py",
+    "cluster.py",
+    "lifecycle.py",
 ]
 
 

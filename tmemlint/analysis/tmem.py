@@ -78,8 +78,9 @@ def trap_checked_bases(fn: Function, va: ValueAnalysis) -> set[int]:
     return out
 
 
-def _address_value(va: ValueAnalysis, inst: Instruction) -> tuple[Any, ...]:
-    """The value of ``inst``'s first operand (the slot of an alloc, the TMEM address of a dealloc), TOP if none."""
+def first_operand_value(va: ValueAnalysis, inst: Instruction) -> tuple[Any, ...]:
+    """The value of ``inst``'s first operand (the slot of an alloc, the TMEM address of a dealloc), TOP if none
+    (``lifecycle`` asks it of a callee's)."""
     return va.value(inst, inst.operands[0]) if inst.operands else TOP
 
 
@@ -91,12 +92,12 @@ def tmem_sites(fn: Function, va: ValueAnalysis) -> TmemSites:
         fam = inst.family
         if fam == "tcgen05.alloc":
             s.allocs.append(inst)
-            v = _address_value(va, inst)
+            v = first_operand_value(va, inst)
             s.slot_of[inst.index] = v if (v is not TOP and v[0] == "sym") else ("inst", inst.index)
             s.ncols[inst.index] = const_value(va, inst, 1)
         elif fam == "tcgen05.dealloc":
             s.deallocs.append(inst)
-            v = _address_value(va, inst)
+            v = first_operand_value(va, inst)
             if v is not TOP and v[0] == "tmem":
                 s.freed_slot[inst.index] = v[1]
                 s.freed_col[inst.index] = v[2]
@@ -111,7 +112,7 @@ def tmem_sites(fn: Function, va: ValueAnalysis) -> TmemSites:
     if constant_frees and len(slots) == 1:
         known = any(s.ncols.get(a.index) == TMEM_COLUMNS for a in s.allocs) or trap_checked_bases(fn, va)
         for d in constant_frees:
-            v = _address_value(va, d)
+            v = first_operand_value(va, d)
             if known and v is not TOP and v[0] == "c":
                 s.freed_slot[d.index] = next(iter(slots))
                 s.freed_col[d.index] = v[1] & 0xFFFF
