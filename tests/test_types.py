@@ -26,6 +26,7 @@ CLEAN = [
     "witness.py",
     "cluster.py",
     "lifecycle.py",
+    "regions.py",
 ]
 
 

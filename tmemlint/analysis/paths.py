@@ -109,7 +109,8 @@ class PropertySimulation:
         #: ``_kill`` results of this oracle's ``deps`` (a ``BoundOracle`` has its own)
         self._kill_memo: dict[tuple[int, Facts, int], Facts] = oracle.__dict__.setdefault("_kill_memo", {})
         #: ``_branch`` outcomes by (instruction index, facts), shared by every simulation with this oracle
-        self._branches: dict[tuple[int, Facts], tuple[tuple[bool, Facts], ...]] = oracle.__dict__.setdefault("_branch_memo", {})
+        self._branches: dict[tuple[int, Facts], tuple[tuple[bool, Facts], ...]] = oracle.__dict__.setdefault(
+            "_branch_memo", {})
         #: instructions that need full processing: guarded ones, exits, and those the property looks at;
         #: every other instruction only kills the facts that depend on its definitions (computed once per
         #: ``relevant`` for all the warp classes of a ``FunctionContext.simulate``)
@@ -244,7 +245,8 @@ class PropertySimulation:
                 queued.add(node)
                 heappush(work, (rank[node], node))
 
-        plans: dict[int, tuple[list[Instruction], frozenset[int]]] = _per_object(self.va.__dict__.setdefault("_plans", {}), self._interesting, dict)
+        plans: dict[int, tuple[list[Instruction], frozenset[int]]] = _per_object(
+            self.va.__dict__.setdefault("_plans", {}), self._interesting, dict)
         first = next(iter(g.successors("entry")))
         arrive(first, self.init, self.init_facts, None)
         visits = 0
@@ -361,5 +363,6 @@ def _routing(cfg: CFG) -> tuple[dict[Node, int], dict[Node, list[Route]]]:
     simulation)."""
     g = cfg.graph
     rank = {n: i for i, n in enumerate(cfg.reverse_postorder())}
-    routes: dict[Node, list[Route]] = {n: [(succ, d.get("cond"), d.get("cases")) for succ, d in g[n].items()] for n in g.nodes}
+    routes: dict[Node, list[Route]] = {n: [(succ, d.get("cond"), d.get("cases")) for succ, d in g[n].items()]
+                                       for n in g.nodes}
     return rank, routes

@@ -94,7 +94,8 @@ class ReleaseSyncModel(SyncModel):
     them."""
 
     def __init__(self, ctx: "AnalysisContext", dropped: frozenset[int]) -> None:
-        super().__init__(ctx)  # type: ignore[no-untyped-call]  # SyncModel.__init__ (analysis/order.py) is not typed yet
+        # SyncModel.__init__ (analysis/order.py, another helper's file) is not typed yet
+        super().__init__(ctx)  # type: ignore[no-untyped-call]
         self.dropped = dropped
 
     def site(self, inst: Instruction) -> SyncSite | None:

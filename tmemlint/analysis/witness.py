@@ -24,7 +24,9 @@ from tmemlint.analysis.threads import GuardOracle, WarpClass
 from tmemlint.analysis.values import ValueAnalysis
 from tmemlint.ir import Guard, Instruction, Sym
 
-_END = -1  # a key no block has (block ids are instruction indices): the end's block reached (it may be the start's own block: a later loop iteration)
+#: a key no block has (block ids are instruction indices): the end's block reached (it may be the start's own
+#: block: a later loop iteration)
+_END = -1
 
 #: Branch decisions kept in one witness (the first ones after the start and the last ones before the end).
 MAX_STEPS = 12
@@ -87,7 +89,8 @@ def branch_steps(cfg: CFG, va: ValueAnalysis, klass: WarpClass, start: Instructi
         return synced(lo, end.index) if not blocked(lo, end.index, facts) else None
     if blocked(lo, cfg.blocks[b0].end, facts):
         return None
-    parent: dict[int, tuple[int, BranchStep | None] | None] = {b0: None}  # block -> (the block before it, the branch decision between them)
+    # block -> (the block before it, the branch decision between them)
+    parent: dict[int, tuple[int, BranchStep | None] | None] = {b0: None}
     work = deque([(b0, facts)])
     found: int | None = None
     while work and found is None:
@@ -134,7 +137,8 @@ def branch_steps(cfg: CFG, va: ValueAnalysis, klass: WarpClass, start: Instructi
         return None
     if end is not None and blocked(cfg.blocks[cfg.block_of[end.index]].start, end.index, facts):
         return None
-    route: list[tuple[int, BranchStep | None]] = []  # (block, the branch decision that leads into it), from the start's block to the end's
+    # (block, the branch decision that leads into it), from the start's block to the end's
+    route: list[tuple[int, BranchStep | None]] = []
     node = found
     while (link := parent[node]) is not None:
         prev, step = link
