@@ -10,10 +10,23 @@ happens-before model counts phases on.
 
 from __future__ import annotations
 
-from tmemlint.ir import Address, Imm, Instruction, Reg, Sym
+from typing import TYPE_CHECKING
+
+from tmemlint.ir import Address, Imm, Instruction, Operand, Reg, Sym
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tmemlint.analysis.values import ValueAnalysis
+
+Term = tuple[str | int | tuple[int, ...], ...]
+"""A term of a linear form, still a tagged tuple: ``("sym", name)``, ``("merged", register, definition indices)``
+or ``("def", instruction index, register)``."""
+LinearForm = tuple[dict[Term, int], int]
+"""``({term: coefficient}, constant)``."""
+BarrierIdentity = tuple[tuple[tuple[Term, int], ...], int]
+"""``(((term, coefficient), …) sorted, constant)``: a linear form made hashable (``barrier_identity``)."""
 
 
-def linear_form(values, inst: Instruction, o, depth: int = 0) -> tuple[dict, int] | None:
+def linear_form(values: "ValueAnalysis", inst: Instruction, o: Operand, depth: int = 0) -> LinearForm | None:
     """Operand ``o`` at ``inst`` as a linear form ``({term: coefficient}, constant)`` over the definitions it is
     computed from (symbols, kernel parameters, registers merged from several definitions, other instructions'
     results), following single reaching definitions through mov/cvt/cvta/add/sub and shifts or multiplications by
@@ -30,7 +43,7 @@ def linear_form(values, inst: Instruction, o, depth: int = 0) -> tuple[dict, int
         return {("merged", o.name, tuple(defs)): 1}, 0
     d = va.insts[defs[0]]
     ops = d.operands
-    leaf = ({("def", d.index, o.name): 1}, 0)
+    leaf: LinearForm = ({("def", d.index, o.name): 1}, 0)
     if d.op in ("mov", "cvt", "cvta") and len(ops) == 2:
         return linear_form(values, d, ops[1], depth + 1) or leaf
     if d.op in ("add", "sub") and len(ops) == 3:
@@ -51,7 +64,7 @@ def linear_form(values, inst: Instruction, o, depth: int = 0) -> tuple[dict, int
     return leaf
 
 
-def barrier_identity(values, inst: Instruction) -> tuple | None:
+def barrier_identity(values: "ValueAnalysis", inst: Instruction) -> BarrierIdentity | None:
     """What names the mbarrier of a commit or wait, such that equal identities are the same barrier at run time:
     the address as a linear form over the definitions it is computed from (``linear_form``: a pipeline's stage
     address recomputed from the same stage register is the same barrier; ``full[stage]`` and ``empty[stage]``
@@ -65,7 +78,7 @@ def barrier_identity(values, inst: Instruction) -> tuple | None:
     return (tuple(sorted(form[0].items(), key=repr)), form[1] + addr.offset)
 
 
-def may_be_same_barrier(commit: tuple | None, wait: tuple | None) -> bool:
+def may_be_same_barrier(commit: BarrierIdentity | None, wait: BarrierIdentity | None) -> bool:
     """Whether a wait on the barrier with identity ``wait`` may be a wait for the commit to ``commit``
     (``barrier_identity``): not when both are computed from the same terms with different constants (``full[s]``
     and ``empty[s]`` of one stage register) or are two different variables at constant offsets; otherwise the
@@ -78,7 +91,7 @@ def may_be_same_barrier(commit: tuple | None, wait: tuple | None) -> bool:
     return not (_one_symbol(commit[0]) and _one_symbol(wait[0]))
 
 
-def _one_symbol(terms: tuple) -> bool:
+def _one_symbol(terms: tuple[tuple[Term, int], ...]) -> bool:
     """Whether a linear form's terms are a single shared variable's address (``((("sym", name), 1),)``)."""
     return len(terms) == 1 and terms[0][0][0] == "sym" and terms[0][1] == 1
 

@@ -8,6 +8,7 @@ also falls through.  ``call`` does not end a block; its callee is summarized by 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from tmemlint.analysis import digraph
@@ -16,6 +17,9 @@ from tmemlint.ir import Function, Instruction, Sym
 ENTRY = "entry"
 EXIT = "exit"
 ABORT = "abort"
+
+Node = int | str
+"""A node of ``CFG.graph``: a block id (``Block.id``) or one of ``ENTRY``, ``EXIT``, ``ABORT``."""
 
 
 @dataclass(slots=True, eq=False)
@@ -40,14 +44,14 @@ class CFG:
 
     function: Function
     blocks: dict[int, Block]
-    graph: digraph.DiGraph
+    graph: digraph.DiGraph[Node]
     block_of: list[int]
     unresolved: list[Instruction]
 
-    def successors(self, node):
+    def successors(self, node: Node) -> Iterator[Node]:
         return self.graph.successors(node)
 
-    def reverse_postorder(self) -> list:
+    def reverse_postorder(self) -> list[Node]:
         """Nodes in reverse post-order from ENTRY (unreachable blocks last, in text order)."""
         order = list(digraph.dfs_postorder_nodes(self.graph, ENTRY))
         order.reverse()
@@ -90,14 +94,14 @@ def build_cfg(fn: Function) -> CFG:
         blocks[s] = b
         for i in range(s, e):
             block_of[i] = s
-    g = digraph.DiGraph()
+    g: digraph.DiGraph[Node] = digraph.DiGraph()
     g.add_node(ENTRY)
     g.add_node(EXIT)
     g.add_node(ABORT)
     g.add_nodes_from(blocks)
     unresolved: list[Instruction] = []
 
-    def block_for_label(name: str | None):
+    def block_for_label(name: str | None) -> Node | None:
         if name is None:
             return None
         idx = fn.labels.get(name)

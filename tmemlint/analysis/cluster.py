@@ -18,10 +18,22 @@ cluster shape is taken as paired along x).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
+from typing import Any, cast
 
-from tmemlint.analysis.values import _BIN, _CMP, TOP
+from tmemlint.analysis.values import TOP, ValueAnalysis
 from tmemlint.ir import Function, Reg
+from tmemlint.threadexpr import BIN, CMP
+
+Value = tuple[Any, ...]
+"""A ``ValueAnalysis`` value (still a tagged tuple: ``("c", 3)``, ``("sreg", "%ctaid.x")``, ``("op", "and", a, b,
+type)``, ...)."""
+Env = dict[str, int]
+"""Special-register values of one CTA: ``{"%cluster_ctarank": 1, "%ctaid.x": 3, …}``."""
+Facts = frozenset[tuple[Value, bool]]
+"""A path's branch facts, ``paths.Facts`` (not imported from there: ``paths`` imports ``threads``, which imports this
+module)."""
 
 #: CTA-identity special registers, whose values differ between the CTAs of one launch.
 IDENTITY_SREGS = ("%cluster_ctarank", "%cluster_ctaid", "%ctaid", "%clusterid")
@@ -44,10 +56,10 @@ def _shapes(declared: tuple[int, ...] | None, max_rank: int | None) -> tuple[tup
 
 
 @lru_cache(maxsize=64)
-def _environments(shapes: tuple[tuple[int, int], ...]) -> tuple[tuple[dict, bool], ...]:
+def _environments(shapes: tuple[tuple[int, int], ...]) -> tuple[tuple[Env, bool], ...]:
     """``(special-register values, is the CTA the pair's leader)`` for each CTA of two clusters in x and two in
     y of each shape (enough to tell ``%ctaid`` parity and ``%clusterid`` tests apart)."""
-    out = []
+    out: list[tuple[Env, bool]] = []
     for nx, ny in shapes:
         for gx in (0, 1):
             for gy in (0, 1):
@@ -63,20 +75,21 @@ def _environments(shapes: tuple[tuple[int, int], ...]) -> tuple[tuple[dict, bool
     return tuple(out)
 
 
-def identity_environments(fn: Function) -> tuple[dict, ...]:
+def identity_environments(fn: Function) -> tuple[Env, ...]:
     """The special-register values (``{"%cluster_ctarank": 1, "%ctaid.x": 3, …}``) of every CTA of two clusters in
     x and two in y of each cluster shape ``fn``'s launch may have (module docstring)."""
     shapes = _shapes(fn.directives.get("reqnctapercluster"), (fn.directives.get("maxclusterrank") or (None,))[0])
     return tuple(env for env, _leader in _environments(shapes))
 
 
-def evaluate(v, env: dict):
+def evaluate(v: Value, env: Env) -> int | None:
     """``v`` (a ``ValueAnalysis`` value) with the special registers of ``env`` (``{"%cluster_ctarank": 3, …}``);
     None when it depends on anything else.  Also used for comparisons of the cluster's extents
     (``threads._cluster_truth``)."""
     tag = v[0]
     if tag == "c":
-        return v[1]
+        const: int = v[1]  # ("c", integer)
+        return const
     if tag == "sreg":
         return env.get(v[1])
     if tag == "op" and v[1] == "bfe" and len(v) == 6:  # bit-field extract (PTX ISA §9.7.1.18), unsigned
@@ -84,17 +97,18 @@ def evaluate(v, env: dict):
         if a is None or pos is None or ln is None:
             return None
         return (a >> pos) & ((1 << ln) - 1) if 0 <= pos < 64 and 0 <= ln <= 64 else None
-    if tag == "op" and v[1] in _BIN and len(v) == 5:
+    if tag == "op" and v[1] in BIN and len(v) == 5:
         a, b = evaluate(v[2], env), evaluate(v[3], env)
         if a is None or b is None:
             return None
         try:
-            return _BIN[v[1]](a, b)
+            # BIN's lambdas are not annotated (threadexpr): every one maps two integers to an integer
+            return cast("Callable[[int, int], int]", BIN[v[1]])(a, b)
         except (ZeroDivisionError, ValueError, OverflowError):
             return None
     if tag == "cmp":
         a, b = evaluate(v[2], env), evaluate(v[3], env)
-        return None if a is None or b is None else int(_CMP[v[1]](a, b))
+        return None if a is None or b is None else int(CMP[v[1]](a, b))
     if tag == "pnot":
         a = evaluate(v[1], env)
         return None if a is None else int(not a)
@@ -106,7 +120,7 @@ def evaluate(v, env: dict):
     return None
 
 
-def mentions_identity(v, depth: int = 0) -> bool:
+def mentions_identity(v: object, depth: int = 0) -> bool:
     """Whether value ``v`` is computed from a CTA-identity special register (at any depth of its tuple)."""
     if v is TOP or depth > 12 or not isinstance(v, tuple) or not v:
         return False
@@ -122,15 +136,15 @@ class PairRoles:
     key) or loaded after being computed from the CTA's identity is recognised as being about the identity, so
     that it makes the answer ``UNKNOWN`` rather than being ignored."""
 
-    def __init__(self, fn: Function, va):
+    def __init__(self, fn: Function, va: ValueAnalysis) -> None:
         shapes = _shapes(fn.directives.get("reqnctapercluster"),
                          (fn.directives.get("maxclusterrank") or (None,))[0])
         self._envs = _environments(shapes)
         self._va = va
-        self._memo: dict[frozenset, str] = {}
+        self._memo: dict[Facts, str] = {}
         self._derived: dict[object, bool] = {}
 
-    def _from_identity(self, v, depth: int = 0) -> bool:
+    def _from_identity(self, v: object, depth: int = 0) -> bool:
         """Whether ``v`` is, or is computed from, a CTA-identity value, looking through opaque definitions and
         merged (``phi``) registers up to a few definitions deep."""
         if mentions_identity(v):
@@ -161,7 +175,7 @@ class PairRoles:
         self._derived[v] = out
         return out
 
-    def role(self, facts: frozenset) -> str:
+    def role(self, facts: Facts) -> str:
         """``LEADER`` when every CTA whose identity satisfies the facts about CTA identity is the even CTA of its
         pair; ``EITHER`` when an odd CTA satisfies them too (the path runs in both CTAs of a pair); ``UNKNOWN``
         when a fact mixes CTA identity with values the analysis cannot evaluate (``%ctaid.x`` compared with a
@@ -169,7 +183,7 @@ class PairRoles:
         hit = self._memo.get(facts)
         if hit is not None:
             return hit
-        checks = []
+        checks: list[tuple[Value, bool]] = []
         for key, val in facts:
             if not isinstance(key, tuple) or not key or key[0] in ("tid", "regval"):
                 continue
@@ -201,12 +215,12 @@ class PairRoles:
         self._memo[facts] = result
         return result
 
-    def senders(self, facts: frozenset, target) -> int:
+    def senders(self, facts: Facts, target: Value) -> int:
         """How many CTAs of one cluster run a path with these facts and send to the same CTA, the one whose rank
         is ``target`` (a ``ValueAnalysis`` value: a ``mapa`` rank): the most CTAs of one cluster that agree on the
         target, taken as the fewest over the cluster shapes the launch may have (a lower bound).  1 when the facts
         or the target cannot be evaluated for every CTA.  PTX ISA §9.7.9.22 (``mapa``), §10.12 (``%cluster_ctarank``)."""
-        checks = []
+        checks: list[tuple[Value, bool]] = []
         for key, val in facts:
             if not isinstance(key, tuple) or not key or key[0] in ("tid", "regval"):
                 continue
@@ -214,7 +228,7 @@ class PairRoles:
                 checks.append((key, val))
             elif self._from_identity(key):
                 return 1
-        per_shape: dict[tuple, dict] = {}
+        per_shape: dict[tuple[int, int], dict[int, int]] = {}
         for env, _leader in self._envs:
             if env["%clusterid.x"] or env["%clusterid.y"]:
                 continue  # one cluster of each shape

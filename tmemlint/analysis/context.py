@@ -4,14 +4,16 @@ name this type, so that the analysis layer never imports the checks layer."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Hashable, Iterable
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from tmemlint.analysis.cfg import CFG
-    from tmemlint.analysis.threads import ThreadModel
+    from tmemlint.analysis.paths import ExitState, Facts, Transfer
+    from tmemlint.analysis.threads import ThreadModel, WarpClass
     from tmemlint.analysis.tmem import TmemSites
     from tmemlint.analysis.values import ValueAnalysis
-    from tmemlint.ir import Function, Module
+    from tmemlint.ir import Function, Instruction, Module
 
 
 class AnalysisContext(Protocol):
@@ -26,5 +28,11 @@ class AnalysisContext(Protocol):
     threads: "ThreadModel"
     sites: "TmemSites"
 
-    def simulate(self, transfer: Any, init: Any, observe: Any = None, classes: Any = None,
-                 relevant: Any = None) -> list: ...
+    def simulate(self, transfer: "Transfer", init: Hashable,
+                 observe: "Callable[[WarpClass, Hashable, Instruction, Facts], None] | None" = None,
+                 classes: "Iterable[WarpClass] | None" = None,
+                 relevant: "Callable[[Instruction], bool] | None" = None) -> "list[tuple[WarpClass, list[ExitState]]]":
+        """``[(klass, exits)]``: a ``PropertySimulation`` of ``transfer`` from ``init`` per warp class (all, or
+        ``classes``); ``observe(klass, prop, inst, facts)``; ``relevant(inst)``: the instructions ``transfer`` and
+        ``observe`` look at (None: all)."""
+        ...

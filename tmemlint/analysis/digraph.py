@@ -18,30 +18,38 @@ in the order their edges were added), so every traversal visits the same nodes i
 from __future__ import annotations
 
 from functools import reduce
-from typing import Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator, KeysView
+from typing import Any, Generic, TypeVar
+
+N = TypeVar("N", bound=Hashable)
+"""A node: any hashable value (the CFG's are block ids and ``"entry"``/``"exit"``/``"abort"``, ``cfg.Node``)."""
+
+EdgeData = dict[str, Any]
+"""An edge's attribute dict, networkx's: keys and values are the caller's (the CFG's: ``cond=(Guard, taken)``,
+``cases=(k, ...)``, see ``cfg.CFG``), so the values stay ``Any`` here and are annotated where they are read."""
 
 
-class DiGraph:
+class DiGraph(Generic[N]):
     """Nodes and directed edges with attribute dicts (``networkx.DiGraph``'s layout: ``_succ[u][v]`` and
     ``_pred[v][u]`` are the same attribute dict)."""
 
     __slots__ = ("_succ", "_pred", "graph")
 
-    def __init__(self):
-        self._succ: dict = {}
-        self._pred: dict = {}
-        self.graph: dict = {}
+    def __init__(self) -> None:
+        self._succ: dict[N, dict[N, EdgeData]] = {}
+        self._pred: dict[N, dict[N, EdgeData]] = {}
+        self.graph: dict[str, Any] = {}  # networkx's graph-attribute dict (``condensation``: "mapping")
 
-    def add_node(self, n: Hashable) -> None:
+    def add_node(self, n: N) -> None:
         if n not in self._succ:
             self._succ[n] = {}
             self._pred[n] = {}
 
-    def add_nodes_from(self, nodes: Iterable) -> None:
+    def add_nodes_from(self, nodes: Iterable[N]) -> None:
         for n in nodes:
             self.add_node(n)
 
-    def add_edge(self, u: Hashable, v: Hashable, **attr) -> None:
+    def add_edge(self, u: N, v: N, **attr: Any) -> None:
         self.add_node(u)
         self.add_node(v)
         data = self._succ[u].get(v)
@@ -51,51 +59,51 @@ class DiGraph:
             self._pred[v][u] = data
         data.update(attr)
 
-    def add_edges_from(self, edges: Iterable) -> None:
+    def add_edges_from(self, edges: Iterable[tuple[N, N]]) -> None:
         for u, v in edges:
             self.add_edge(u, v)
 
-    def has_edge(self, u, v) -> bool:
+    def has_edge(self, u: N, v: N) -> bool:
         return u in self._succ and v in self._succ[u]
 
-    def successors(self, n) -> Iterator:
+    def successors(self, n: N) -> Iterator[N]:
         return iter(self._succ[n])
 
-    def predecessors(self, n) -> Iterator:
+    def predecessors(self, n: N) -> Iterator[N]:
         return iter(self._pred[n])
 
-    def __getitem__(self, n) -> dict:
+    def __getitem__(self, n: N) -> dict[N, EdgeData]:
         return self._succ[n]
 
-    def __contains__(self, n) -> bool:
+    def __contains__(self, n: object) -> bool:
         return n in self._succ
 
-    def __iter__(self) -> Iterator:
+    def __iter__(self) -> Iterator[N]:
         return iter(self._succ)
 
     def __len__(self) -> int:
         return len(self._succ)
 
     @property
-    def nodes(self):
+    def nodes(self) -> KeysView[N]:
         """The nodes in insertion order (iterable, ``in`` works)."""
         return self._succ.keys()
 
     @property
-    def edges(self) -> list[tuple]:
+    def edges(self) -> list[tuple[N, N]]:
         """``(u, v)`` for every edge: ``u`` in node order, then ``u``'s successors in edge order."""
         return [(u, v) for u, nbrs in self._succ.items() for v in nbrs]
 
     @property
-    def succ(self) -> dict:
+    def succ(self) -> dict[N, dict[N, EdgeData]]:
         return self._succ
 
     @property
-    def pred(self) -> dict:
+    def pred(self) -> dict[N, dict[N, EdgeData]]:
         return self._pred
 
 
-def dfs_postorder_nodes(g: DiGraph, source) -> Iterator:
+def dfs_postorder_nodes(g: DiGraph[N], source: N) -> Iterator[N]:
     """The nodes reachable from ``source`` in depth-first post-order, successors taken in edge order (as
     ``networkx.dfs_postorder_nodes``)."""
     succ = g._succ
@@ -113,7 +121,7 @@ def dfs_postorder_nodes(g: DiGraph, source) -> Iterator:
             yield parent
 
 
-def descendants(g: DiGraph, source) -> set:
+def descendants(g: DiGraph[N], source: N) -> set[N]:
     """The nodes reachable from ``source`` by at least one edge, ``source`` itself excluded (as networkx)."""
     succ = g._succ
     seen = {source}
@@ -127,17 +135,17 @@ def descendants(g: DiGraph, source) -> set:
     return seen
 
 
-def immediate_dominators(g: DiGraph, start) -> dict:
+def immediate_dominators(g: DiGraph[N], start: N) -> dict[N, N]:
     """Node → its immediate dominator, for every node reachable from ``start`` except ``start`` (Cooper, Harvey
     and Kennedy, "A simple, fast dominance algorithm", 2006: the algorithm and result of
     ``networkx.immediate_dominators`` 3.x)."""
-    idom = {start: None}
+    idom = {start: start}  # never followed (``start`` is last in post-order), deleted at the end (as networkx)
     order = list(dfs_postorder_nodes(g, start))
     dfn = {u: i for i, u in enumerate(order)}
     order.pop()
     order.reverse()
 
-    def intersect(u, v):
+    def intersect(u: N, v: N) -> N:
         while u != v:
             while dfn[u] < dfn[v]:
                 u = idom[u]
@@ -158,15 +166,15 @@ def immediate_dominators(g: DiGraph, start) -> dict:
     return idom
 
 
-def condensation(g: DiGraph) -> DiGraph:
+def condensation(g: DiGraph[N]) -> DiGraph[int]:
     """The graph of strongly connected components (numbered 0, 1, ...; ``graph["mapping"]``: node → component),
     with an edge between two components when an edge joins their members (Tarjan's algorithm, iterative)."""
     succ = g._succ
-    index: dict = {}
-    low: dict = {}
-    on_stack: set = set()
-    stack: list = []
-    comp: dict = {}
+    index: dict[N, int] = {}
+    low: dict[N, int] = {}
+    on_stack: set[N] = set()
+    stack: list[N] = []
+    comp: dict[N, int] = {}
     n_comps = 0
     counter = 0
     for root in succ:
@@ -202,7 +210,7 @@ def condensation(g: DiGraph) -> DiGraph:
                         if w == v:
                             break
                     n_comps += 1
-    c = DiGraph()
+    c: DiGraph[int] = DiGraph()
     c.add_nodes_from(range(n_comps))
     for u, nbrs in succ.items():
         for v in nbrs:
@@ -212,11 +220,11 @@ def condensation(g: DiGraph) -> DiGraph:
     return c
 
 
-def topological_sort(g: DiGraph) -> list:
+def topological_sort(g: DiGraph[N]) -> list[N]:
     """The nodes of the acyclic graph ``g`` with every edge's source before its target (Kahn's algorithm)."""
     indeg = {n: len(p) for n, p in g._pred.items()}
     ready = [n for n, d in indeg.items() if d == 0]
-    out = []
+    out: list[N] = []
     while ready:
         n = ready.pop()
         out.append(n)

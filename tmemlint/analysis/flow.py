@@ -9,10 +9,10 @@ natural-loop back edge); the loop it closes spans the text from the header to th
 from __future__ import annotations
 
 from collections import deque
-from typing import Callable, Iterable
+from typing import Callable, Hashable, Iterable
 
 from tmemlint.analysis.cfg import CFG
-from tmemlint.analysis.paths import BudgetExceeded, PropertySimulation
+from tmemlint.analysis.paths import BudgetExceeded, Facts, PropertySimulation
 from tmemlint.analysis.threads import ThreadModel
 from tmemlint.analysis.values import ValueAnalysis
 from tmemlint.ir import Instruction
@@ -108,7 +108,7 @@ def executing_classes(cfg: CFG, va: ValueAnalysis, threads: ThreadModel) -> tupl
     out: dict[int, set[int]] = {}
     complete = True
     for ci, klass in enumerate(threads.classes):
-        def observe(_prop, inst: Instruction, _facts, ci=ci):
+        def observe(_prop: Hashable, inst: Instruction, _facts: Facts, ci: int = ci) -> None:
             out.setdefault(inst.index, set()).add(ci)
 
         sim = PropertySimulation(cfg, va, klass, lambda p, _i: p, 0, observe=observe)

@@ -26,12 +26,14 @@ report.  ``callee_allocs`` lists, per slot, the callee allocs executed through c
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from tmemlint.analysis.calls import BoundOracle, CalleeInfo, call_binding, lifecycle_calls, portable_facts
-from tmemlint.analysis.paths import Branches, BudgetExceeded, ExitState, PropertySimulation
-from tmemlint.analysis.values import TOP
+from tmemlint.analysis.paths import Branches, BudgetExceeded, ExitState, FactKey, Facts, Observe, PropertySimulation
+from tmemlint.analysis.tmem import Slot, first_operand_value
+from tmemlint.analysis.values import TOP, ValueAnalysis
 from tmemlint.analysis.threads import WarpClass, cross_warp_facts, is_lane_fact, kleene, normalize, undecidable_pair
 from tmemlint.ir import Instruction
 
@@ -41,6 +43,27 @@ if TYPE_CHECKING:  # pragma: no cover
 #: Combinations of per-class exit states examined before giving up (TM901).
 COMBINATION_BUDGET = 200_000
 
+Token = tuple[str, Any]
+"""One element of the property (module docstring), still a tagged tuple: ``("a" | "f" | "d" | "m", slot)`` (a
+``tmem.Slot``, ``"*"`` in ``("f", "*")``, ``("inst", (callee, index))`` for a callee's unknown slot), ``("r",
+instruction index)``, ``("last", columns)``."""
+Prop = frozenset[Token]
+"""The property of the lifecycle simulation: what one thread holds, freed and relinquished."""
+Binding = dict[str, object]
+"""A callee's parameter names → the caller's argument values (``calls.call_binding``)."""
+BindingKey = tuple[tuple[str, object], ...]
+CalleeAlloc = tuple[Instruction, Instruction, "int | None"]
+"""``(alloc instruction in a callee, the call in the analysed function that led to it, its column count or None)``."""
+CallOutcome = "Prop | list[tuple[Prop, Facts]]"
+"""A call's single outcome, or each outcome with the portable facts that tell it apart."""
+MergedFacts = dict[object, Any]
+"""Fact key → value, plus ``_COMPOUND`` → the compound keys (``_merge_facts``)."""
+
+
+def _prop(st: ExitState) -> Prop:
+    """The property value of an exit state of the lifecycle simulation."""
+    return cast(Prop, st.prop)  # ExitState.prop is any Hashable: this simulation's are Prop
+
 
 @dataclass(slots=True)
 class ClassRun:
@@ -49,17 +72,17 @@ class ClassRun:
 
     klass: WarpClass
     exits: list[ExitState] = field(default_factory=list)
-    executed: dict[int, frozenset] = field(default_factory=dict)
-    events: list = field(default_factory=list)
+    executed: dict[int, Facts] = field(default_factory=dict)
+    events: list[object] = field(default_factory=list)
     #: slot -> [(alloc instruction in a callee, the call in the analysed function that led to it, ncols or None)]
-    callee_allocs: dict = field(default_factory=dict)
+    callee_allocs: dict[Slot, list[CalleeAlloc]] = field(default_factory=dict)
 
 
 class Lifecycle:
     """Per-class allocation state of a function (see module docstring).  ``bounded`` lists messages for TM901
     when a budget was exceeded (the verdicts of that function are then incomplete)."""
 
-    def __init__(self, ctx: "FunctionContext"):
+    def __init__(self, ctx: "FunctionContext") -> None:
         self.ctx = ctx
         self.runs: list[ClassRun] = []
         self.bounded: list[str] = []
@@ -77,9 +100,9 @@ class Lifecycle:
         self._dealloc_idx = {d.index for d in sites.deallocs}
         #: call instruction index -> the callee it calls, for callees that reach alloc/dealloc/relinquish
         self.calls: dict[int, CalleeInfo] = lifecycle_calls(ctx.module, ctx.function)
-        self._bindings: dict[tuple, dict] = {}
-        self._call_cache: dict = {}
-        self._oracles: dict = {}
+        self._bindings: dict[tuple[Any, ...], Binding] = {}
+        self._call_cache: dict[tuple[str, BindingKey, int, Prop, int, Facts], Prop | list[tuple[Prop, Facts]]] = {}
+        self._oracles: dict[tuple[str, BindingKey, int], BoundOracle] = {}
         self._active: list[str] = []
         if not sites.allocs and not sites.deallocs and not sites.relinquishes and not self.calls:
             return
@@ -88,8 +111,9 @@ class Lifecycle:
         relevant = self._relevant
         for klass in ctx.threads.classes:
             run = ClassRun(klass)
+            init: Prop = frozenset()
             sim = PropertySimulation(ctx.cfg, ctx.values, klass,
-                                     lambda p, i, f, r=run: self._transfer(p, i, r, f), frozenset(),
+                                     lambda p, i, f, r=run: self._transfer(p, i, r, f), init,
                                      observe=self._observer(run), relevant=relevant,
                                      transfer_facts=True)
             try:
@@ -104,12 +128,13 @@ class Lifecycle:
         return inst.index in self._alloc_idx or inst.index in self._dealloc_idx or \
             inst.family == "tcgen05.relinquish_alloc_permit" or inst.index in self.calls
 
-    def _observer(self, run: ClassRun):
+    def _observer(self, run: ClassRun) -> Observe:
         interesting = self._alloc_idx | self._dealloc_idx
 
         sites = self.ctx.sites
 
-        def observe(prop, inst: Instruction, facts):
+        def observe(state: Hashable, inst: Instruction, facts: Facts) -> None:
+            prop = cast(Prop, state)  # this simulation's property values are Prop
             idx = inst.index
             if idx in interesting or inst.family == "tcgen05.relinquish_alloc_permit":
                 if idx not in run.executed:
@@ -132,12 +157,12 @@ class Lifecycle:
 
         return observe
 
-    def _slot_cols(self, slot) -> int:
-        ns = [self.ctx.sites.ncols.get(a.index) for a in self.ctx.sites.allocs_of_slot(slot)]
-        ns = [n for n in ns if n]
+    def _slot_cols(self, slot: Slot) -> int:
+        got = [self.ctx.sites.ncols.get(a.index) for a in self.ctx.sites.allocs_of_slot(slot)]
+        ns = [n for n in got if n]
         return max(ns) if ns else 0
 
-    def _transfer(self, prop: frozenset, inst: Instruction, run: ClassRun, facts: frozenset = frozenset()):
+    def _transfer(self, prop: Prop, inst: Instruction, run: ClassRun, facts: Facts = frozenset()) -> Prop | Branches:
         idx = inst.index
         if idx in self._alloc_idx:
             return _alloc(prop, self.ctx.sites.slot_of[idx], self.ctx.sites.ncols.get(idx))
@@ -150,8 +175,8 @@ class Lifecycle:
         return prop
 
     # ---- calls of .func callees (analysis.calls) ------------------------------------------------------------
-    def _call(self, prop: frozenset, inst: Instruction, callee: CalleeInfo, va, run: ClassRun,
-              outer: Instruction, facts: frozenset = frozenset(), oracle=None):
+    def _call(self, prop: Prop, inst: Instruction, callee: CalleeInfo, va: ValueAnalysis, run: ClassRun,
+              outer: Instruction, facts: Facts = frozenset(), oracle: BoundOracle | None = None) -> Prop | Branches:
         """The states after ``call`` ``inst`` (made in the function whose values are ``va``; ``oracle``: the
         ``BoundOracle`` of that function when it is itself a callee); ``outer`` is the call in the analysed
         function that this call is (transitively) part of.
@@ -165,46 +190,49 @@ class Lifecycle:
         name = callee.function.name
         if callee.unknown or name in self._active:
             return _unknown_call(prop)
-        binding = call_binding(va, inst, callee.function) if callee.function.params else {}
+        binding: Binding = call_binding(va, inst, callee.function) if callee.function.params else {}
         if oracle is not None:  # a call inside a callee: its arguments in the outermost caller's terms
-            binding = {k: (oracle.substitute(v) if v is not TOP else v) for k, v in binding.items()}
-        infacts = portable_facts(facts)
-        bkey = tuple(sorted(binding.items(), key=lambda kv: kv[0]))
+            # BoundOracle.substitute (analysis/calls.py) is not typed yet: value → value
+            binding = {k: (oracle.substitute(v) if v is not TOP else v)  # type: ignore[no-untyped-call]
+                       for k, v in binding.items()}
+        infacts: Facts = portable_facts(facts)
+        bkey: BindingKey = tuple(sorted(binding.items(), key=lambda kv: kv[0]))
         key = (name, bkey, id(run), prop, outer.index, infacts)
         got = self._call_cache.get(key)
         if got is None:
             got = self._call_cache[key] = self._run_callee(prop, callee, binding, bkey, run, outer, infacts)
-        if type(got) is frozenset:
+        if isinstance(got, frozenset):
             return got
         return Branches((p, facts | pf) for p, pf in got)
 
-    def _run_callee(self, prop: frozenset, callee: CalleeInfo, binding: dict, bkey: tuple, run: ClassRun,
-                    outer: Instruction, infacts: frozenset):
+    def _run_callee(self, prop: Prop, callee: CalleeInfo, binding: Binding, bkey: BindingKey, run: ClassRun,
+                    outer: Instruction, infacts: Facts) -> Prop | list[tuple[Prop, Facts]]:
         """A property value (the call's single outcome), or ``[(prop, portable facts)]``."""
         name = callee.function.name
         okey = (name, bkey, id(run.klass))
-        oracle = self._oracles.get(okey)
-        if oracle is None or oracle.klass is not run.klass:
-            oracle = self._oracles[okey] = BoundOracle(callee.values, run.klass, binding, name)
+        bound = self._oracles.get(okey)
+        if bound is None or bound.klass is not run.klass:
+            bound = self._oracles[okey] = BoundOracle(callee.values, run.klass, binding, name)
         self._active.append(name)
         try:
             sim = PropertySimulation(
                 callee.cfg, callee.values, run.klass,
-                lambda p, i, f: self._callee_transfer(p, i, callee, binding, run, outer, f, oracle), prop,
+                lambda p, i, f: self._callee_transfer(p, i, callee, binding, run, outer, f, bound), prop,
                 observe=lambda p, i, f: self._callee_observe(i, callee, binding, run, outer),
-                relevant=lambda i: i.family in _LIFECYCLE or i.op == "call", init_facts=infacts, oracle=oracle,
+                relevant=lambda i: i.family in _LIFECYCLE or i.op == "call", init_facts=infacts, oracle=bound,
                 transfer_facts=True)
-            exits = sim.run()
+            exits: list[ExitState] | None = sim.run()
         except BudgetExceeded:
             exits = None
         finally:
             self._active.pop()
         if exits is None or any(e.exit_inst is not None and e.exit_inst.op == "exit" for e in exits):
             return _unknown_call(prop)
-        outs: dict = {}
+        outs: dict[Prop, Facts] = {}
         for e in exits:
-            pf = portable_facts(e.facts)
-            outs[e.prop] = pf if e.prop not in outs else outs[e.prop] & pf
+            pf: Facts = portable_facts(e.facts)
+            ep = _prop(e)
+            outs[ep] = pf if ep not in outs else outs[ep] & pf
         if len(outs) == 1:
             return next(iter(outs))
         items = list(outs.items())
@@ -214,43 +242,45 @@ class Lifecycle:
                     return _merge_unresolved(prop, [p for p, _ in items])
         return items
 
-    def _callee_slot(self, inst: Instruction, callee: CalleeInfo, binding: dict):
+    def _callee_slot(self, inst: Instruction, callee: CalleeInfo, binding: Binding) -> Slot:
         """The slot a callee's alloc writes: its own symbol, or the caller's argument it loads the address from."""
         slot = callee.sites.slot_of[inst.index]
         if slot[0] == "sym":
             return slot
-        v = callee.values.value(inst, inst.operands[0]) if inst.operands else TOP
+        v = first_operand_value(callee.values, inst)
         if v is not TOP and v[0] == "param":
             b = binding.get(v[1], TOP)
-            if b is not TOP and b[0] == "sym" and v[2] == 0:
+            if isinstance(b, tuple) and b is not TOP and b[0] == "sym" and v[2] == 0:  # values are tuples
                 return b
         return ("inst", (callee.function.name, inst.index))
 
-    def _callee_freed(self, inst: Instruction, callee: CalleeInfo, binding: dict):
+    def _callee_freed(self, inst: Instruction, callee: CalleeInfo, binding: Binding) -> Slot | None:
         """The slot a callee's dealloc frees (None: unknown), through the caller's argument when ``taddr`` is a
         parameter of the callee."""
         slot = callee.sites.freed_slot.get(inst.index)
         if slot is not None:
             return slot
-        v = callee.values.value(inst, inst.operands[0]) if inst.operands else TOP
+        v = first_operand_value(callee.values, inst)
         if v is not TOP and v[0] == "param" and v[2] == 0:
             b = binding.get(v[1], TOP)
-            if b is not TOP and b[0] == "tmem":
-                return b[1]
+            if isinstance(b, tuple) and b is not TOP and b[0] == "tmem":  # ("tmem", slot, col, lane)
+                freed: Slot = b[1]
+                return freed
         return None
 
-    def _callee_ncols(self, inst: Instruction, callee: CalleeInfo, binding: dict) -> int | None:
+    def _callee_ncols(self, inst: Instruction, callee: CalleeInfo, binding: Binding) -> int | None:
         n = callee.sites.ncols.get(inst.index)
         if n is None and len(inst.operands) > 1:
             v = callee.values.value(inst, inst.operands[1])
             if v is not TOP and v[0] == "param" and v[2] == 0:
                 b = binding.get(v[1], TOP)
-                if b is not TOP and b[0] == "c":
+                if isinstance(b, tuple) and b is not TOP and b[0] == "c":
                     n = b[1]
         return n
 
-    def _callee_transfer(self, prop: frozenset, inst: Instruction, callee: CalleeInfo, binding: dict,
-                         run: ClassRun, outer: Instruction, facts: frozenset = frozenset(), oracle=None):
+    def _callee_transfer(self, prop: Prop, inst: Instruction, callee: CalleeInfo, binding: Binding,
+                         run: ClassRun, outer: Instruction, facts: Facts = frozenset(),
+                         oracle: BoundOracle | None = None) -> Prop | Branches:
         fam = inst.family
         if fam == "tcgen05.alloc":
             return _alloc(prop, self._callee_slot(inst, callee, binding),
@@ -270,27 +300,27 @@ class Lifecycle:
                 return self._call(prop, inst, effects[t], callee.values, run, outer, facts, oracle)
         return prop
 
-    def _callee_observe(self, inst: Instruction, callee: CalleeInfo, binding: dict, run: ClassRun,
+    def _callee_observe(self, inst: Instruction, callee: CalleeInfo, binding: Binding, run: ClassRun,
                         outer: Instruction) -> None:
         if inst.family == "tcgen05.alloc":
             lst = run.callee_allocs.setdefault(self._callee_slot(inst, callee, binding), [])
             if not any(a is inst and c is outer for a, c, _n in lst):
                 lst.append((inst, outer, self._callee_ncols(inst, callee, binding)))
 
-    def callee_allocs_of_slot(self, slot) -> list:
+    def callee_allocs_of_slot(self, slot: Slot) -> list[CalleeAlloc]:
         """``[(alloc instruction in a callee, call, ncols or None)]`` executed through calls for ``slot``, in call
         order (TM103/TM104 compare a dealloc of the analysed function with them)."""
-        out = []
+        out: list[CalleeAlloc] = []
         for run in self.runs:
             for x in run.callee_allocs.get(slot, ()):
                 if not any(x[0] is y[0] and x[1] is y[1] for y in out):
                     out.append(x)
         return sorted(out, key=lambda x: (x[1].index, x[0].index))
 
-    def callee_alloc_sites(self) -> dict:
+    def callee_alloc_sites(self) -> dict[Slot, CalleeAlloc]:
         """Slot → ``(alloc instruction in a callee, the call that led to it, its column count or None)`` for
         allocations made in callees, the first executed one per slot (by call, then callee instruction)."""
-        out: dict = {}
+        out: dict[Slot, CalleeAlloc] = {}
         for run in self.runs:
             for slot, lst in run.callee_allocs.items():
                 for a, c, n in lst:
@@ -300,24 +330,24 @@ class Lifecycle:
         return out
 
     # ---- CTA-level combination ------------------------------------------------------------------------------
-    def find_leak(self, slot) -> tuple[ClassRun, ExitState] | None:
+    def find_leak(self, slot: Slot) -> tuple[ClassRun, ExitState] | None:
         """A class and exit state that hold ``slot`` at exit while some consistent choice of exit states of the
         other classes frees nothing of it; None when every combination frees it."""
         frees = {("f", slot), ("f", "*")}
         budget = [COMBINATION_BUDGET]
         for i, run in enumerate(self.runs):
             for st in run.exits:
-                if ("a", slot) not in st.prop:
+                if ("a", slot) not in _prop(st):
                     continue
                 others = [r for j, r in enumerate(self.runs) if j != i]
-                if consistent_choice(others, st.facts, lambda s: not (s.prop & frees), budget):
+                if consistent_choice(others, st.facts, lambda s: not (_prop(s) & frees), budget):
                     return run, st
                 if budget[0] <= 0:
                     self.bounded.append("too many warp-class path combinations for the leak check")
                     return None
         return None
 
-    def conditional(self, run: ClassRun, st: ExitState, effect) -> bool:
+    def conditional(self, run: ClassRun, st: ExitState, effect: Callable[[ExitState], bool]) -> bool:
         """Whether the verdict on ``st`` (a leak, a free with no allocation) holds only if warps disagree about data:
         ``st``'s own path is chosen by facts built from values its class computed itself (loads, loop-carried flags),
         and another class has an exit state with ``effect`` (it frees, it allocates) that is also consistent with
@@ -332,16 +362,16 @@ class Lifecycle:
                     return True
         return False
 
-    def find_unmatched_free(self, slot) -> tuple[ClassRun, ExitState] | None:
+    def find_unmatched_free(self, slot: Slot) -> tuple[ClassRun, ExitState] | None:
         """A class and exit state that freed ``slot`` allocated by another thread, while a consistent choice of
         the other classes' exit states allocated it nowhere (TM104: dealloc with no allocation on some path)."""
         budget = [COMBINATION_BUDGET]
         for i, run in enumerate(self.runs):
             for st in run.exits:
-                if ("f", slot) not in st.prop:
+                if ("f", slot) not in _prop(st):
                     continue
                 others = [r for j, r in enumerate(self.runs) if j != i]
-                if consistent_choice(others, st.facts, lambda s: ("a", slot) not in s.prop, budget):
+                if consistent_choice(others, st.facts, lambda s: ("a", slot) not in _prop(s), budget):
                     return run, st
         return None
 
@@ -367,13 +397,13 @@ class Lifecycle:
 _LIFECYCLE = ("tcgen05.alloc", "tcgen05.dealloc", "tcgen05.relinquish_alloc_permit")
 
 
-def _alloc(prop: frozenset, slot, n: int | None) -> frozenset:
+def _alloc(prop: Prop, slot: Slot, n: int | None) -> Prop:
     """After a tcgen05.alloc of ``n`` columns (None: not constant) into ``slot``."""
     keep = frozenset(p for p in prop if p[0] != "last" and p != ("d", slot) and p != ("m", slot))
     return keep | {("a", slot)} | ({("last", n)} if n else frozenset())
 
 
-def _dealloc(prop: frozenset, slot) -> frozenset:
+def _dealloc(prop: Prop, slot: Slot | None) -> Prop:
     """After a tcgen05.dealloc of an address of ``slot`` (None: of unknown origin)."""
     if slot is None:
         return frozenset(p for p in prop if p[0] not in ("a", "m")) | {("f", "*")}
@@ -386,13 +416,13 @@ def _dealloc(prop: frozenset, slot) -> frozenset:
     return prop | {("f", slot), ("d", slot)}
 
 
-def _contradict(f1: frozenset, f2: frozenset) -> bool:
+def _contradict(f1: Facts, f2: Facts) -> bool:
     """Whether two fact sets give some predicate different values (no path satisfies both)."""
     small, big = (f1, f2) if len(f1) <= len(f2) else (f2, f1)
     return any((k, not v) in big for k, v in small)
 
 
-def _merge_unresolved(before: frozenset, outs: list[frozenset]) -> frozenset:
+def _merge_unresolved(before: Prop, outs: list[Prop]) -> Prop:
     """One state for a call whose outcomes ``outs`` (property values) the caller cannot tell apart: what every
     outcome has; a slot that some outcomes hold (``a``) and others do not becomes "maybe held" (``m``: a later
     dealloc frees it without report, the exit does not leak it); frees of other threads' allocations (``f``) and
@@ -411,25 +441,26 @@ def _merge_unresolved(before: frozenset, outs: list[frozenset]) -> frozenset:
     return frozenset(out)
 
 
-def _relinquish(prop: frozenset, idx: int) -> frozenset:
+def _relinquish(prop: Prop, idx: int) -> Prop:
     """After tcgen05.relinquish_alloc_permit (``idx``: where, in the analysed function)."""
     if any(p[0] == "r" for p in prop):
         return prop
     return prop | {("r", idx)}
 
 
-def _unknown_call(prop: frozenset) -> frozenset:
+def _unknown_call(prop: Prop) -> Prop:
     """After a call that cannot be followed: it may free anything (never a cause of a leak report)."""
     return _dealloc(prop, None)
 
 
-def consistent_choice_facts(fact_sets: list[frozenset]) -> bool:
+def consistent_choice_facts(fact_sets: list[Facts]) -> bool:
     """Whether the uniform facts of all ``fact_sets`` agree."""
-    acc: dict | None = {}
+    acc: MergedFacts = {}
     for f in fact_sets:
-        acc = _merge_facts(acc, f)
-        if acc is None:
+        merged = _merge_facts(acc, f)
+        if merged is None:
             return False
+        acc = merged
     return True
 
 
@@ -437,7 +468,7 @@ def consistent_choice_facts(fact_sets: list[frozenset]) -> bool:
 _COMPOUND = ("compound",)
 
 
-def _merge_facts(acc: dict, facts: frozenset) -> dict | None:
+def _merge_facts(acc: MergedFacts, facts: Facts) -> MergedFacts | None:
     """``acc`` (fact key → value) with the CTA-uniform ``facts`` added, or None when they contradict it: the same
     key with the other value, or a compound fact (a branch on ``or.pred``/``and.pred`` of two tests, kept whole
     by the path simulation) whose value the atomic facts decide the other way (one class took the branch on
@@ -465,11 +496,11 @@ def _merge_facts(acc: dict, facts: frozenset) -> dict | None:
     return out
 
 
-def _decided(p, facts: dict) -> bool | None:
+def _decided(p: FactKey, facts: MergedFacts) -> bool | None:
     """The value of predicate ``p`` that the atomic ``facts`` (key → value) decide, or None."""
     tag = p[0] if isinstance(p, tuple) and p else None
     if tag == "c":
-        return p[1] != 0
+        return bool(p[1] != 0)
     if tag == "pnot":
         v = _decided(p[1], facts)
         return None if v is None else not v
@@ -477,10 +508,11 @@ def _decided(p, facts: dict) -> bool | None:
         return kleene(tag, _decided(p[1], facts), _decided(p[2], facts))
     key, pol = normalize(p)
     have = facts.get(key)
-    return None if have is None else have == pol
+    return None if have is None else bool(have == pol)
 
 
-def consistent_choice(runs: list[ClassRun], facts: frozenset, accept, budget: list[int]) -> bool:
+def consistent_choice(runs: list[ClassRun], facts: Facts, accept: Callable[[ExitState], bool],
+                      budget: list[int]) -> bool:
     """Whether one exit state can be chosen from every run such that ``accept(state)`` holds for each and the
     CTA-uniform facts of all chosen states (and ``facts``) agree.  Thread-predicate facts are per thread and do
     not have to agree.  ``budget[0]`` is decremented per state tried."""
@@ -488,7 +520,7 @@ def consistent_choice(runs: list[ClassRun], facts: frozenset, accept, budget: li
     if start is None:
         return False
 
-    def go(k: int, acc: dict) -> bool:
+    def go(k: int, acc: MergedFacts) -> bool:
         if k == len(runs):
             return True
         for st in runs[k].exits:

@@ -16,7 +16,7 @@ later known store (a value read through it is not followed).  Offsets are byte o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Collection, Mapping
 
 from tmemlint.analysis.cfg import CFG, ENTRY
 from tmemlint.ir import Address, Imm, Instruction, Operand, Reg, Sym, Vec
@@ -65,7 +65,7 @@ class LocalMemory:
     which integers an index register holds); ``loaded(inst, k, ints)`` the stored elements that element ``k`` of a
     ``ld.local`` may read, or None when one of them is not known."""
 
-    def __init__(self, cfg: CFG, single_def: dict[str, int], reach: dict[tuple[int, str], set[int]] | None = None):
+    def __init__(self, cfg: CFG, single_def: dict[str, int], reach: Mapping[tuple[int, str], Collection[int]] | None = None) -> None:
         """``single_def``: the registers with one definition (``ValueAnalysis.single_def``); ``reach``: the
         definitions of a register that reach an instruction (``ValueAnalysis.reach``), for the others."""
         self.cfg = cfg
@@ -192,13 +192,13 @@ class LocalMemory:
                 if state is None:
                     continue
                 out = self._transfer(state, effects[bid])
-                for s in cfg.successors(bid):
-                    if s not in cfg.blocks:
+                for nxt in cfg.successors(bid):
+                    if not isinstance(nxt, int) or nxt not in cfg.blocks:
                         continue
-                    old = entry[s]
+                    old = entry[nxt]
                     new = out if old is None else _meet(old, out)
                     if new != old:
-                        entry[s] = new
+                        entry[nxt] = new
                         changed = True
             if not changed:
                 break
@@ -235,6 +235,7 @@ class LocalMemory:
         state = self._in.get(blk) if blk is not None else None
         if state is None:
             return None
+        assert blk is not None
         b = self.cfg.blocks[blk]
         effects = [("st", self._stored(self.insts[i], ints)) for i in range(b.start, inst.index)
                    if _is_local(self.insts[i], "st")]

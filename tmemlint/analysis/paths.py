@@ -13,17 +13,31 @@ The simulation runs once per warp class (``WarpClass``): predicates of the threa
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from heapq import heappop, heappush
-from typing import Callable, Hashable
+from typing import Any, TypeVar
 
-from tmemlint.analysis.cfg import CFG, EXIT
+from tmemlint.analysis.cfg import CFG, EXIT, Node
 from tmemlint.analysis.threads import GuardOracle, WarpClass
-from tmemlint.analysis.values import ValueAnalysis
-from tmemlint.ir import Instruction
+from tmemlint.analysis.values import TOP, ValueAnalysis
+from tmemlint.ir import Guard, Instruction
+from tmemlint.threadexpr import eval_tid
 
-Facts = frozenset
-Transfer = Callable[[Hashable, Instruction], Hashable]
+FactKey = tuple[Any, ...]
+"""What a branch fact is about: a value of the value analysis (a tagged tuple, ``tmemlint.analysis.values``) or
+``("regval", register, value)``; still a tagged tuple."""
+Fact = tuple[FactKey, bool]
+Facts = frozenset[Fact]
+Transfer = Callable[..., Hashable]
+"""``transfer(prop, inst) → prop``, or with ``transfer_facts`` ``transfer(prop, inst, facts) → prop | Branches``
+(a ``Fork`` in either case)."""
+Observe = Callable[[Hashable, Instruction, Facts], None]
+"""``observe(prop, inst, facts)``, called before ``transfer`` for every executed instruction."""
+Route = tuple[Node, "tuple[Guard, bool] | None", "tuple[int, ...] | None"]
+"""An out-edge of a CFG node for the simulation: ``(successor, cond, cases)`` (the edge's attributes, ``cfg.CFG``)."""
+
+_T = TypeVar("_T")
 
 #: Block visits allowed per simulation before giving up (reported as TM901 by the caller).
 DEFAULT_BUDGET = 400_000
@@ -33,12 +47,12 @@ class BudgetExceeded(Exception):
     """The simulation needed more than its budget of block visits."""
 
 
-class Fork(frozenset):
+class Fork(frozenset[Hashable]):
     """Returned by a transfer function: the instruction leads to any one of these property values (a ``call``
     whose callee's paths end in different states); the path forks, with the same facts, into one state each."""
 
 
-class Branches(tuple):
+class Branches(tuple[tuple[Hashable, Facts], ...]):
     """Returned by a transfer function that takes the path's facts (``transfer_facts``): ``((prop, facts), …)``,
     the instruction leads to any one of these states, each with its own facts (a ``call`` whose callee's paths
     end in different states, with the branch facts that tell them apart in the caller's terms)."""
@@ -53,7 +67,7 @@ class ExitState:
     exit_inst: Instruction | None
 
 
-def _per_object(cache: dict, obj, make: Callable):
+def _per_object(cache: dict[int, tuple[object, _T]], obj: object, make: Callable[[], _T]) -> _T:
     """``make()`` computed once per object ``obj`` (by identity; the entry keeps ``obj`` alive, so its ``id`` is
     not reused while cached)."""
     hit = cache.get(id(obj))
@@ -69,9 +83,9 @@ class PropertySimulation:
     ``observe(prop, inst, facts)``, if given, is called before ``transfer`` for every executed instruction."""
 
     def __init__(self, cfg: CFG, va: ValueAnalysis, klass: WarpClass, transfer: Transfer, init: Hashable,
-                 observe: Callable | None = None, budget: int = DEFAULT_BUDGET,
+                 observe: Observe | None = None, budget: int = DEFAULT_BUDGET,
                  relevant: Callable[[Instruction], bool] | None = None, init_facts: Facts = frozenset(),
-                 oracle: GuardOracle | None = None, transfer_facts: bool = False):
+                 oracle: GuardOracle | None = None, transfer_facts: bool = False) -> None:
         """``init_facts``: the facts of the entry state (a callee simulated at a call starts with the caller's);
         ``oracle``: evaluates the predicates (default: the class's ``GuardOracle`` of ``va``);
         ``transfer_facts``: ``transfer(prop, inst, facts)`` is called instead, and may return ``Branches``."""
@@ -91,11 +105,12 @@ class PropertySimulation:
         self._deps_seen = 0
         #: definitions of registers with several definitions: a constant written there is a path fact
         self._regval_defs = va.multi_def_writes
-        self._regval_memo: dict = va.__dict__.setdefault("_regval_memo", {})
+        self._regval_memo: dict[tuple[int, Facts], Facts] = va.__dict__.setdefault("_regval_memo", {})
         #: ``_kill`` results of this oracle's ``deps`` (a ``BoundOracle`` has its own)
-        self._kill_memo: dict = oracle.__dict__.setdefault("_kill_memo", {})
+        self._kill_memo: dict[tuple[int, Facts, int], Facts] = oracle.__dict__.setdefault("_kill_memo", {})
         #: ``_branch`` outcomes by (instruction index, facts), shared by every simulation with this oracle
-        self._branches: dict = oracle.__dict__.setdefault("_branch_memo", {})
+        self._branches: dict[tuple[int, Facts], tuple[tuple[bool, Facts], ...]] = oracle.__dict__.setdefault(
+            "_branch_memo", {})
         #: instructions that need full processing: guarded ones, exits, and those the property looks at;
         #: every other instruction only kills the facts that depend on its definitions (computed once per
         #: ``relevant`` for all the warp classes of a ``FunctionContext.simulate``)
@@ -150,7 +165,7 @@ class PropertySimulation:
             hit = memo[k] = facts if len(keep) == len(facts) else frozenset(keep)
         return hit
 
-    def _branch(self, inst: Instruction, facts: Facts) -> tuple:
+    def _branch(self, inst: Instruction, facts: Facts) -> tuple[tuple[bool, Facts], ...]:
         """``((taken: bool, facts), …)`` for each feasible outcome of ``inst``'s guard; a pure function of
         ``(inst, facts)`` for one oracle, memoised."""
         memo = self._branches
@@ -162,8 +177,9 @@ class PropertySimulation:
             hit = memo[k] = tuple(self._branch_uncached(inst, facts))
         return hit
 
-    def _branch_uncached(self, inst: Instruction, facts: Facts):
+    def _branch_uncached(self, inst: Instruction, facts: Facts) -> Iterator[tuple[bool, Facts]]:
         g = inst.guard
+        assert g is not None  # asked only of guarded instructions and conditional branches
         v = self.oracle.value(inst, g.reg)
         t = self.oracle.truth(v, facts)
         if t is not None:
@@ -176,8 +192,6 @@ class PropertySimulation:
 
     def _brx_cases(self, inst: Instruction) -> set[int] | None:
         """Table entries a ``brx.idx`` can take in this warp class, when its index depends only on %tid.x."""
-        from tmemlint.analysis.values import TOP, eval_tid
-
         if not inst.operands:
             return None
         v = self.va.value(inst, inst.operands[0])
@@ -197,17 +211,17 @@ class PropertySimulation:
         """Simulate; returns the states reaching EXIT.  Raises BudgetExceeded."""
         cfg = self.cfg
         g = cfg.graph
-        entry_states: dict = {}
-        exits: dict = {}
+        entry_states: dict[Node, dict[Hashable, Facts]] = {}
+        exits: dict[tuple[Hashable, int], ExitState] = {}
         # the worklist is a heap ordered by reverse post-order: a join is processed after all of its forward
         # predecessors, so each block of an acyclic region is visited once per property change instead of once per
         # arrival (a LIFO stack re-walked everything below a join each time one more predecessor arrived: quadratic
         # visits with linear fact sets on a chain of diamonds)
         rank, routes = _per_object(self.va.__dict__.setdefault("_routing", {}), cfg, lambda: _routing(cfg))
-        work: list = []
-        queued: set = set()
+        work: list[tuple[int, int]] = []  # (rank, block id): a heap
+        queued: set[int] = set()
 
-        def arrive(node, prop, facts, from_inst):
+        def arrive(node: Node, prop: Hashable, facts: Facts, from_inst: Instruction | None) -> None:
             if node == EXIT:
                 k = (prop, from_inst.index if from_inst is not None else -1)
                 old = exits.get(k)
@@ -216,22 +230,23 @@ class PropertySimulation:
                 else:
                     old.facts = old.facts & facts
                 return
-            if node not in cfg.blocks:
+            if isinstance(node, str) or node not in cfg.blocks:
                 return  # ABORT: a trapped path holds nothing
             states = entry_states.setdefault(node, {})
-            old = states.get(prop)
-            if old is None:
+            had = states.get(prop)
+            if had is None:
                 states[prop] = facts
             else:
-                new = old & facts
-                if new == old:
+                new = had & facts
+                if new == had:
                     return
                 states[prop] = new
             if node not in queued:
                 queued.add(node)
                 heappush(work, (rank[node], node))
 
-        plans = _per_object(self.va.__dict__.setdefault("_plans", {}), self._interesting, dict)
+        plans: dict[int, tuple[list[Instruction], frozenset[int]]] = _per_object(
+            self.va.__dict__.setdefault("_plans", {}), self._interesting, dict)
         first = next(iter(g.successors("entry")))
         arrive(first, self.init, self.init_facts, None)
         visits = 0
@@ -268,7 +283,7 @@ class PropertySimulation:
                     if len(deps) != self._deps_seen:
                         self._refresh_deps()
                     if idx in self._dep_indices:
-                        nxt = {}
+                        nxt: dict[Hashable, Facts] = {}
                         for prop, facts in states.items():
                             f = self._kill(facts, idx)
                             old = nxt.get(prop)
@@ -279,7 +294,7 @@ class PropertySimulation:
                 is_branch = inst is last and op in ("bra", "brx")
                 guarded = inst.guard is not None and not is_branch
                 ends_path = op in ("ret", "exit")
-                nxt: dict = {}
+                nxt = {}
                 for prop, facts in states.items():
                     for taken, f in (self._branch(inst, facts) if guarded else ((True, facts),)):
                         p = prop
@@ -335,17 +350,19 @@ class PropertySimulation:
                         arrive(succ, prop, facts, last)
                         continue
                     _guard, want_taken = cond
+                    assert last is not None  # a guarded branch ends the block
                     for taken, f in self._branch(last, facts):
                         if taken == want_taken:
                             arrive(succ, prop, f, last)
         return list(exits.values())
 
 
-def _routing(cfg: CFG) -> tuple[dict, dict]:
+def _routing(cfg: CFG) -> tuple[dict[Node, int], dict[Node, list[Route]]]:
     """``(rank, routes)`` of ``cfg`` for the simulations: each node's position in reverse post-order, and each
     node's out-edges ``[(successor, cond, cases)]`` in the graph's order (computed once per CFG, not per
     simulation)."""
     g = cfg.graph
     rank = {n: i for i, n in enumerate(cfg.reverse_postorder())}
-    routes = {n: [(succ, d.get("cond"), d.get("cases")) for succ, d in g[n].items()] for n in g.nodes}
+    routes: dict[Node, list[Route]] = {n: [(succ, d.get("cond"), d.get("cases")) for succ, d in g[n].items()]
+                                       for n in g.nodes}
     return rank, routes

@@ -22,13 +22,17 @@ Three layers, each usable on its own:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from tmemlint.analysis.idesc import (A_TMEM_COLUMNS, BLOCK_SCALED_KINDS, SCALE_COLUMNS, Idesc, accumulator_footprint, cp_columns,
                                      cp_lanes, decode_idesc, ld_st_columns, ld_st_lanes, ld_st_registers, mma_kind)
 from tmemlint.analysis.localmem import LocalMemory
-from tmemlint.analysis.values import TOP, ValueAnalysis, eval_tid
-from tmemlint.ir import Address, Imm, Instruction, Reg, Sym, Vec
+from tmemlint.analysis.tmem import Slot
+from tmemlint.analysis.values import TOP, ValueAnalysis
+from tmemlint.ir import Address, Imm, Instruction, Operand, Reg, Sym, Vec
+from tmemlint.threadexpr import eval_tid
 
 #: Integer operations followed through when one register is used twice in an address expression.
 _CHAIN_OPS = {"add", "sub", "or", "xor", "and", "shl", "shr", "mul", "mov", "cvt"}
@@ -47,8 +51,8 @@ class TmemAddr:
     allocation's base address; ``exact`` is False when an unknown term was added (the offsets are then the known
     part: the access is anchored there)."""
 
-    slot: tuple
-    offsets: frozenset
+    slot: Slot
+    offsets: frozenset[int]
     exact: bool = True
 
     @property
@@ -62,41 +66,51 @@ class TmemAddr:
         return sorted({(o >> 16) & 0x3FFF for o in self.offsets})
 
 
-_BOTTOM = frozenset()
+IntSet = frozenset[int]
+"""The 32-bit integer values a register may hold."""
+AbsVal = IntSet | TmemAddr | None
+"""What ``AddressSets`` knows of a register: integers, TMEM addresses, or None (unknown); ``_BOTTOM`` (the empty
+set) is "no value yet" in a fixed-point iteration."""
+RegKey = tuple[str, tuple[int, ...]]
+"""A register and the definitions of it that reach a read (``AddressSets._key``)."""
+KnownBits = tuple[IntSet, int]
+"""``(values of the known bits, mask of the unknown bits)`` (``_known_bits``)."""
+
+_BOTTOM: IntSet = frozenset()
 
 
-def _join(a, b):
+def _join(a: AbsVal, b: AbsVal) -> AbsVal:
     if a is None or b is None:
         return None
     if a == _BOTTOM:
         return b
     if b == _BOTTOM:
         return a
-    ta, tb = type(a) is TmemAddr, type(b) is TmemAddr
-    if ta and tb:
+    if type(a) is TmemAddr and type(b) is TmemAddr:
         if a.slot != b.slot:
             return None
         offs = a.offsets | b.offsets
         return TmemAddr(a.slot, offs, a.exact and b.exact) if len(offs) <= MAX_SET else None
-    if ta or tb:
+    if isinstance(a, TmemAddr) or isinstance(b, TmemAddr):
         return None
     u = a | b
     return u if len(u) <= MAX_SET else None
 
 
-_INT_OPS = {
+_INT_OPS: dict[str, Callable[[int, int], int | None]] = {
     "add": lambda x, y: x + y, "sub": lambda x, y: x - y, "mul": lambda x, y: x * y,
     "shl": lambda x, y: x << y if y < 32 else 0, "shr": lambda x, y: x >> y if y < 32 else 0,
     "and": lambda x, y: x & y, "or": lambda x, y: x | y, "xor": lambda x, y: x ^ y,
     "min": min, "max": max,
     "rem": lambda x, y: x % y if y else None, "div": lambda x, y: x // y if y else None,
 }
-_CMPS = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
+_CMPS: dict[str, Callable[[int, int], bool]] = {
+         "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
          "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
          "lo": lambda a, b: a < b, "ls": lambda a, b: a <= b, "hi": lambda a, b: a > b, "hs": lambda a, b: a >= b}
 
 
-def _mulhi(signed: bool):
+def _mulhi(signed: bool) -> Callable[[int, int], int]:
     def f(x: int, y: int) -> int:
         if signed:
             x = x - (1 << 32) if x & 0x80000000 else x
@@ -116,11 +130,11 @@ def _opname(inst: Instruction) -> str:
     return inst.op
 
 
-def _pairwise(op: str, a: frozenset, b: frozenset):
+def _pairwise(op: str, a: IntSet, b: IntSet) -> IntSet | None:
     if len(a) * len(b) > MAX_SET * MAX_SET:
         return None
     f = _INT_OPS[op]
-    out = set()
+    out: set[int] = set()
     for x in a:
         for y in b:
             v = f(x, y)
@@ -136,8 +150,8 @@ class AddressSets:
     Demand-driven: ``address(inst, operand)`` evaluates the definitions the operand depends on and iterates them to
     a fixed point; definitions whose set keeps growing are widened to unknown.  Never raises on odd input."""
 
-    def __init__(self, va: ValueAnalysis, n_threads: int = 1024, constant_slot: tuple | None = None,
-                 warps: tuple[int, ...] | None = None, local: LocalMemory | None = None):
+    def __init__(self, va: ValueAnalysis, n_threads: int = 1024, constant_slot: Slot | None = None,
+                 warps: tuple[int, ...] | None = None, local: LocalMemory | None = None) -> None:
         """``constant_slot``: the allocation whose base is known to be column 0 (512 columns, or a trap-checked
         base: ``analysis.tmem.trap_checked_bases``), so integer TMEM operands are its offsets (DeepGEMM,
         FlashMLA, FlashAttention-4 address TMEM by constants); None otherwise.  ``warps``: only the threads of
@@ -151,11 +165,11 @@ class AddressSets:
         self.va = va
         self.insts = va.insts
         self.n_threads = max(1, n_threads)
-        self._val: dict = {}
-        self._changes: dict = {}
-        self._busy: set = set()
-        self._frozen: set = set()
-        self._cycle_keys: set = set()
+        self._val: dict[tuple[int, str], AbsVal] = {}  # (definition index, register) → its values
+        self._changes: dict[tuple[int, str], int] = {}
+        self._busy: set[tuple[int, str]] = set()
+        self._frozen: set[tuple[int, str]] = set()
+        self._cycle_keys: set[tuple[int, str]] = set()
         self._cyclic = False
         self._changed = False
 
@@ -170,16 +184,16 @@ class AddressSets:
             return TmemAddr(self.constant_slot, v)  # integer addresses: offsets from the known base 0
         return v if type(v) is TmemAddr else None
 
-    def register(self, inst: Instruction, name: str):
+    def register(self, inst: Instruction, name: str) -> AbsVal:
         """The values register ``name`` may hold where ``inst`` reads it: a frozenset of integers, a ``TmemAddr``,
         or None when unknown."""
         return self._stable(lambda: self._use(inst, Reg(name)))
 
-    def definition(self, d: int, name: str):
+    def definition(self, d: int, name: str) -> AbsVal:
         """The values the definition of ``name`` at instruction ``d`` may give (as ``register``)."""
         return self._stable(lambda: self._eval_def(d, name))
 
-    def integers(self, inst: Instruction, k: int) -> frozenset | None:
+    def integers(self, inst: Instruction, k: int) -> IntSet | None:
         """The integer values operand ``k`` of ``inst`` may have, or None when unknown."""
         if k >= len(inst.operands):
             return None
@@ -187,7 +201,7 @@ class AddressSets:
         return v if type(v) is frozenset and v else None
 
     # ---- fixed point ----------------------------------------------------------------------------------------
-    def _stable(self, thunk):
+    def _stable(self, thunk: Callable[[], AbsVal]) -> AbsVal:
         """Evaluate ``thunk``; when a definition was met again while being evaluated (a loop), re-evaluate the
         definitions seen so far until none changes (widening bounds the rounds)."""
         self._cyclic = False
@@ -230,20 +244,19 @@ class AddressSets:
             if not changed:
                 return
 
-    def _operand(self, inst: Instruction, o):
-        t = type(o)
-        if t is Imm:
+    def _operand(self, inst: Instruction, o: Operand) -> AbsVal:
+        if type(o) is Imm:
             return frozenset({o.value & _MASK})
-        if t is Reg:
+        if type(o) is Reg:
             return self._use(inst, o)
-        if t is Address:
+        if type(o) is Address:
             if type(o.base) is not Reg:
                 return None
             base = self._use(inst, o.base)
             return self._add(base, frozenset({o.offset & _MASK})) if o.offset else base
         return None
 
-    def _use(self, inst: Instruction, reg: Reg):
+    def _use(self, inst: Instruction, reg: Reg) -> AbsVal:
         name = reg.name
         if name.startswith("%"):
             sv = self._special(name)
@@ -256,14 +269,16 @@ class AddressSets:
         ds = va.reach.get((inst.index, name))
         if ds is None:
             return None
-        acc = _BOTTOM
+        acc: AbsVal = _BOTTOM
         for d in ds:
             acc = _join(acc, self._eval_def(d, name))
             if acc is None:
                 return None
         return acc
 
-    def _special(self, name: str):
+    def _special(self, name: str) -> IntSet | None | Literal[False]:
+        """The values of ``%tid.x``/``%laneid``; None for another special register the function never defines
+        (unknown); False for any other register (evaluated from its definitions)."""
         if name == "%tid.x" or name == "%laneid":
             expr = ("x",) if name == "%tid.x" else ("and", ("x",), 31)
             return self._tid_set(expr)
@@ -272,7 +287,7 @@ class AddressSets:
                 return None
         return False
 
-    def _tid_set(self, expr):
+    def _tid_set(self, expr: tuple[Any, ...]) -> IntSet | None:
         if self.warps is None:
             vals = frozenset(v & _MASK for v in eval_tid(expr, range(0, self.n_threads)))
         else:
@@ -280,7 +295,7 @@ class AddressSets:
                              for v in eval_tid(expr, range(w * 32, min(w * 32 + 32, self.n_threads))))
         return vals if len(vals) <= MAX_SET else None
 
-    def _eval_def(self, d: int, name: str, force: bool = False):
+    def _eval_def(self, d: int, name: str, force: bool = False) -> AbsVal:
         key = (d, name)
         if key in self._busy:
             self._cyclic = True
@@ -310,7 +325,7 @@ class AddressSets:
             self._changed = True
         return self._val[key]
 
-    def _widen(self, key, v):
+    def _widen(self, key: tuple[int, str], v: AbsVal) -> TmemAddr | None:
         """A TMEM address that keeps growing (an address advanced in a loop: ``taddr += 32``) is widened to an
         inexact address with no offsets of its own, and frozen: joined with the definition that enters the loop,
         it leaves that definition's offsets as the anchors.  Anything else widens to unknown."""
@@ -320,7 +335,7 @@ class AddressSets:
         return TmemAddr(v.slot, frozenset(), False)
 
     # ---- transfer -------------------------------------------------------------------------------------------
-    def _transfer(self, inst: Instruction, name: str):
+    def _transfer(self, inst: Instruction, name: str) -> AbsVal:
         va = self.va
         v = va.def_value.get((inst.index, name))
         if v is not None and v is not TOP:
@@ -375,14 +390,14 @@ class AddressSets:
             self.local = LocalMemory(self.va.cfg, self.va.single_def, self.va.reach)
         return self.local
 
-    def _integers_now(self, inst: Instruction, k: int) -> frozenset | None:
+    def _integers_now(self, inst: Instruction, k: int) -> IntSet | None:
         """``integers`` inside an evaluation (no fixed point of its own)."""
         if k >= len(inst.operands):
             return None
         v = self._operand(inst, inst.operands[k])
-        return v if type(v) is frozenset and v else None
+        return v if isinstance(v, frozenset) and v else None
 
-    def _local_load(self, inst: Instruction, name: str):
+    def _local_load(self, inst: Instruction, name: str) -> AbsVal:
         """``ld.local`` of a value this thread stored to its frame (PTX ISA §9.7.9.8; ``analysis.localmem``): the
         join of the values of the stores that reach it at its offsets (ThunderKittens' ``tm[stage]`` array of
         accumulator addresses), or None when one is not known."""
@@ -394,7 +409,7 @@ class AddressSets:
         got = self.local_memory().loaded(inst, k, self._integers_now)
         if not got:
             return None
-        acc = _BOTTOM
+        acc: AbsVal = _BOTTOM
         for e in got:
             acc = _join(acc, self._operand(e.inst, e.value))
             if acc is None:
@@ -402,7 +417,7 @@ class AddressSets:
         return acc
 
     # ---- one value used twice -----------------------------------------------------------------------------
-    def _key(self, inst: Instruction, reg: Reg) -> tuple:
+    def _key(self, inst: Instruction, reg: Reg) -> RegKey:
         """The definitions of ``reg`` reaching ``inst``: two reads with the same key read the same value."""
         d = self.va.single_def.get(reg.name)
         return (reg.name, (d,) if d is not None else tuple(sorted(self.va.reach.get((inst.index, reg.name), ()))))
@@ -415,7 +430,7 @@ class AddressSets:
         ds = self.va.reach.get((inst.index, reg.name), ())
         return next(iter(ds)) if len(ds) == 1 else None
 
-    def _sources(self, inst: Instruction, o, depth: int = 0) -> set:
+    def _sources(self, inst: Instruction, o: Operand, depth: int = 0) -> set[RegKey]:
         """The registers (keys) an integer operand is computed from through single-definition arithmetic."""
         if type(o) is not Reg or o.name.startswith("%tid") or depth > 6:
             return set()
@@ -431,7 +446,7 @@ class AddressSets:
             out |= self._sources(src, x, depth + 1)
         return out
 
-    def _shared_source(self, inst: Instruction, x, y):
+    def _shared_source(self, inst: Instruction, x: Operand, y: Operand) -> IntSet | None:
         """``x op y`` when both operands are computed from one register: evaluated once per value of that
         register, not from two independent sets (TK: ``((s << 7) | 16) - (s << 6)`` is ``64 s + 16``, never
         ``16 - 192``); None when the operands share nothing or the shared register's set is unknown."""
@@ -440,12 +455,12 @@ class AddressSets:
             return None
         for key in sorted(common, key=lambda k: (-len(k[1]), k)):
             name, defs = key
-            vals = _BOTTOM
+            vals: AbsVal = _BOTTOM
             for d in defs:
                 vals = _join(vals, self._eval_def(d, name))
             if type(vals) is not frozenset or not vals or len(vals) > 16:
                 continue
-            out = frozenset()
+            out: IntSet = frozenset()
             for v in vals:
                 r = self._eval_fixed(inst, _opname(inst), inst.operands[1:3], key, v, 0)
                 if type(r) is not frozenset:
@@ -456,7 +471,8 @@ class AddressSets:
             return out
         return None
 
-    def _eval_fixed(self, inst: Instruction, op: str, args, key, value: int, depth: int):
+    def _eval_fixed(self, inst: Instruction, op: str, args: Sequence[Operand], key: RegKey, value: int,
+                    depth: int) -> AbsVal:
         """``op args`` at ``inst`` with the register ``key`` fixed to ``value``."""
         vals = [self._operand_fixed(inst, a, key, value, depth) for a in args]
         if any(type(v) is not frozenset for v in vals):
@@ -465,7 +481,7 @@ class AddressSets:
             return vals[0]
         return self._binop(op, vals[0], vals[1], args) if len(vals) == 2 else None
 
-    def _operand_fixed(self, inst: Instruction, o, key, value: int, depth: int):
+    def _operand_fixed(self, inst: Instruction, o: Operand, key: RegKey, value: int, depth: int) -> AbsVal:
         if type(o) is Reg and not o.name.startswith("%tid"):
             if self._key(inst, o) == key:
                 return frozenset({value & _MASK})
@@ -479,7 +495,7 @@ class AddressSets:
                     return self._eval_fixed(src, _opname(src), ops[:2], key, value, depth + 1)
         return self._operand(inst, o)
 
-    def _binop(self, op: str, a, b, args):
+    def _binop(self, op: str, a: AbsVal, b: AbsVal, args: Sequence[Operand]) -> AbsVal:
         if a is None and b is None:
             return None
         ta, tb = type(a) is TmemAddr, type(b) is TmemAddr
@@ -490,6 +506,7 @@ class AddressSets:
                 if op == "sub":
                     return None
                 a, b = b, a
+            assert isinstance(a, TmemAddr) and not isinstance(b, TmemAddr)  # the address is ``a`` now
             if b is None:
                 return TmemAddr(a.slot, a.offsets, False)
             if b == _BOTTOM:
@@ -497,7 +514,7 @@ class AddressSets:
             if op == "sub":
                 b = frozenset((-x) & _MASK for x in b)
             return self._add(a, b)
-        if ta or tb:
+        if isinstance(a, TmemAddr) or isinstance(b, TmemAddr):
             return None
         if a is None or b is None:
             if op == "and":  # x & k ⊆ the submasks of k: few when k has few bits set (stage & 1, (i << 8) & 256)
@@ -512,10 +529,10 @@ class AddressSets:
             return _BOTTOM
         return _pairwise(op, a, b)
 
-    def _add(self, a, b):
+    def _add(self, a: AbsVal, b: AbsVal) -> AbsVal:
         if a is None:
             return None
-        if type(a) is TmemAddr:
+        if isinstance(a, TmemAddr):
             if b is None:
                 return TmemAddr(a.slot, a.offsets, False)
             if type(b) is not frozenset:
@@ -526,7 +543,7 @@ class AddressSets:
                 return _BOTTOM
             s = _pairwise("add", a.offsets, b)
             return TmemAddr(a.slot, s, a.exact) if s is not None else TmemAddr(a.slot, a.offsets, False)
-        if type(b) is TmemAddr:
+        if isinstance(b, TmemAddr):
             return self._add(b, a)
         if b is None:
             return None
@@ -534,7 +551,7 @@ class AddressSets:
             return _BOTTOM
         return _pairwise("add", a, b)
 
-    def _selp_shared(self, inst: Instruction, args):
+    def _selp_shared(self, inst: Instruction, args: Sequence[Operand]) -> IntSet | None:
         """``selp d, A, B, p`` with ``p = (X cmp K)`` where A, B and X are all computed from one register ``s``
         (a stage counter that wraps: ``s+1 > 2 ? s-2 : s+1``): evaluated once per value of ``s``, so each value
         picks its own side (None when they share no register or a value is not a single integer)."""
@@ -554,12 +571,12 @@ class AddressSets:
                 common &= self._sources(inst, a)
         for key in sorted(common, key=lambda k: (-len(k[1]), k)):
             name, defs = key
-            vals = _BOTTOM
+            vals: AbsVal = _BOTTOM
             for dd in defs:
                 vals = _join(vals, self._eval_def(dd, name))
             if type(vals) is not frozenset or not vals or len(vals) > 16:
                 continue
-            out = set()
+            out: set[int] = set()
             for v in vals:
                 x = self._operand_fixed(st, st.operands[1], key, v, 0)
                 k = self._operand(st, st.operands[2])
@@ -573,7 +590,7 @@ class AddressSets:
             return frozenset(out) if len(out) <= MAX_SET else None
         return None
 
-    def _selp(self, inst: Instruction, args):
+    def _selp(self, inst: Instruction, args: Sequence[Operand]) -> AbsVal:
         shared = self._selp_shared(inst, args)
         if shared is not None:
             return shared
@@ -605,12 +622,12 @@ class AddressSets:
         return _join(a, b)
 
 
-def _submasks(k: int) -> frozenset | None:
+def _submasks(k: int) -> IntSet | None:
     """Every value ``x & k`` can take: the submasks of ``k`` (None when there are more than ``MAX_SET``)."""
     bits = [1 << i for i in range(32) if k >> i & 1]
     if 1 << len(bits) > MAX_SET:
         return None
-    out = set()
+    out: set[int] = set()
     for m in range(1 << len(bits)):
         out.add(sum(b for i, b in enumerate(bits) if m >> i & 1))
     return frozenset(out)
@@ -695,7 +712,7 @@ def idesc_shape_bits(kind: str | None) -> int:
     return (0x3F << 17) | ((0x3 << 27) if kind in BLOCK_SCALED_KINDS else (0x1F << 24))
 
 
-def known_idesc(inst: Instruction, k: int, va: ValueAnalysis, sets: AddressSets) -> tuple[frozenset, int] | None:
+def known_idesc(inst: Instruction, k: int, va: ValueAnalysis, sets: AddressSets) -> KnownBits | None:
     """Known-bits view of the 32-bit instruction descriptor, operand ``k`` of a ``tcgen05.mma``: ``(values,
     unknown)`` where ``unknown`` is a mask of the bits that may be anything and ``values`` the possible values of
     the other bits (unknown bits read as 0).  A constant gives ``({v}, 0)``, a small set of constants (``selp``
@@ -733,7 +750,7 @@ def _constant_idesc(inst: Instruction, k: int, va: ValueAnalysis, sets: AddressS
     return max(descs, key=lambda d: (d.n, d.m))
 
 
-def _known_bits(va: ValueAnalysis, sets: AddressSets, inst: Instruction, reg: Reg, depth: int):
+def _known_bits(va: ValueAnalysis, sets: AddressSets, inst: Instruction, reg: Reg, depth: int) -> KnownBits | None:
     """``(values, unknown_mask)`` of ``reg`` at ``inst``: the possible values of its known bits and a mask of the
     bits that may be anything (an address masked into a descriptor field).  None when too deep or too large."""
     if depth > 12:
@@ -749,7 +766,7 @@ def _known_bits(va: ValueAnalysis, sets: AddressSets, inst: Instruction, reg: Re
     ops = di.operands
     if di.op == "mov" and len(ops) == 2 and type(ops[1]) is Vec and len(ops[1].items) == 2:
         # mov.b32 d, {lo, hi}: two 16-bit halves (CUTLASS builds the descriptor of a block-scaled MMA so)
-        halves = []
+        halves: list[KnownBits] = []
         for o in ops[1].items:
             h = (frozenset({o.value & 0xFFFF}), 0) if type(o) is Imm else (
                 _known_bits(va, sets, di, o, depth + 1) if type(o) is Reg else None)
@@ -768,7 +785,7 @@ def _known_bits(va: ValueAnalysis, sets: AddressSets, inst: Instruction, reg: Re
     if len(ops) < 3 or di.op not in ("or", "xor", "and", "shl", "shr"):
         return frozenset({0}), _MASK
 
-    def arg(o):
+    def arg(o: Operand) -> KnownBits | None:
         if type(o) is Imm:
             return frozenset({o.value & _MASK}), 0
         if type(o) is Reg:
@@ -786,7 +803,7 @@ def _known_bits(va: ValueAnalysis, sets: AddressSets, inst: Instruction, reg: Re
         n = next(iter(vb))
         if n >= 32:
             return frozenset({0}), 0
-        f = (lambda x: (x << n) & _MASK) if di.op == "shl" else (lambda x: x >> n)
+        f: Callable[[int], int] = (lambda x: (x << n) & _MASK) if di.op == "shl" else (lambda x: x >> n)
         return frozenset(f(x) for x in va_), f(ua)
     op = "and" if di.op == "and" else ("xor" if di.op == "xor" else "or")
     vals = _pairwise(op, va_, vb)
@@ -879,7 +896,7 @@ class Region:
     accumulating MMA is a writer, not a reader).  ``lane_lo``/``lane_hi``: lanes ``[lane_lo, lane_hi)``.
     ``anchored``: some access was placed by the known part of an inexact address."""
 
-    slot: tuple
+    slot: Slot
     lo: int
     hi: int
     kind: str
@@ -921,7 +938,7 @@ def _merge(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 def _cut(intervals: list[tuple[int, int]], cuts: set[int]) -> list[tuple[int, int]]:
     """``intervals`` split at every column of ``cuts`` that lies strictly inside one."""
-    out = []
+    out: list[tuple[int, int]] = []
     for lo, hi in intervals:
         pts = sorted(c for c in cuts if lo < c < hi)
         for a, b in zip([lo] + pts, pts + [hi]):
@@ -929,14 +946,20 @@ def _cut(intervals: list[tuple[int, int]], cuts: set[int]) -> list[tuple[int, in
     return out
 
 
-def _stage_cuts(accesses: list[Access], roles: tuple[str, ...]) -> dict:
+def _stage_cuts(accesses: list[Access], roles: tuple[str, ...]) -> dict[Slot, set[int]]:
     """Per slot, the start columns of the accesses of ``roles`` whose address is a set of several columns (a
     stage-indexed or loop-carried offset: ``base + stage * 4``): each such column starts a pipeline stage."""
-    cuts: dict = {}
+    cuts: dict[Slot, set[int]] = {}
     for a in accesses:
         if a.role in roles and a.addr is not None and len(a.addr.columns) > 1:
             cuts.setdefault(a.addr.slot, set()).update(a.addr.columns)
     return cuts
+
+
+def _addr(a: Access) -> TmemAddr:
+    """The address of an access that ``build_regions`` places (``intervals()`` is empty without one)."""
+    assert a.addr is not None
+    return a.addr
 
 
 def build_regions(accesses: list[Access], split_stages: bool = False) -> RegionMap:
@@ -952,9 +975,9 @@ def build_regions(accesses: list[Access], split_stages: bool = False) -> RegionM
     placed = [a for a in accesses if a.intervals()]
     unplaced = [a for a in accesses if not a.intervals()]
     regions: list[Region] = []
-    by_key: dict = {}
+    by_key: dict[tuple[Slot, int, int, str], Region] = {}
 
-    def add(slot, lo, hi, kind):
+    def add(slot: Slot, lo: int, hi: int, kind: str) -> Region:
         key = (slot, lo, hi, kind)
         r = by_key.get(key)
         if r is None:
@@ -967,14 +990,14 @@ def build_regions(accesses: list[Access], split_stages: bool = False) -> RegionM
     for a in placed:
         if a.role == "d":
             for lo, hi in a.intervals():
-                add(a.addr.slot, lo, hi, "accumulator")
+                add(_addr(a).slot, lo, hi, "accumulator")
     # operands read from TMEM: merged per (slot, kind)
     for role, kind in (("a", "A"), ("scale-a", "scale-A"), ("scale-b", "scale-B"), ("sp", "metadata")):
-        per_slot: dict = {}
+        per_slot: dict[Slot, list[tuple[int, int]]] = {}
         for a in placed:
             if a.role == role:
-                per_slot.setdefault(a.addr.slot, []).extend(a.intervals())
-        cuts = _stage_cuts(placed, (role,)) if split_stages else {}
+                per_slot.setdefault(_addr(a).slot, []).extend(a.intervals())
+        cuts: dict[Slot, set[int]] = _stage_cuts(placed, (role,)) if split_stages else {}
         for slot, ivs in per_slot.items():
             for lo, hi in _cut(_merge(ivs), cuts.get(slot, set())):
                 add(slot, lo, hi, kind)
@@ -983,35 +1006,35 @@ def build_regions(accesses: list[Access], split_stages: bool = False) -> RegionM
     if split_stages:  # an operand's region is what is written for it: 8 columns copied for an MMA reading 4
         for r in sorted(operand_regions, key=lambda x: x.lo):
             width = r.hi - r.lo
-            ops_in = {a.role for a in placed if a.role in ("st", "cp") and a.addr.slot == r.slot
+            ops_in = {a.role for a in placed if a.role in ("st", "cp") and _addr(a).slot == r.slot
                       and any(r.lo <= lo < r.hi for lo, _ in a.intervals())}
             grew = True
             while grew:
                 grew = False
                 for a in placed:
-                    if a.role not in ops_in or a.addr.slot != r.slot:
+                    if a.role not in ops_in or _addr(a).slot != r.slot:
                         continue
                     for lo, hi in a.intervals():
                         if r.lo <= lo <= r.hi < hi and hi - r.lo <= 2 * width and not any(
                                 o is not r and o.slot == r.slot and o.overlaps(r.hi, hi) for o in regions):
                             r.hi, grew = hi, True
     # plain data written by st/cp/shift outside every operand region and accumulator
-    data_ivs: dict = {}
+    data_ivs: dict[Slot, list[tuple[int, int]]] = {}
     for a in placed:
         if a.role in ("st", "cp", "shift"):
             for lo, hi in a.intervals():
-                if any(r.slot == a.addr.slot and r.overlaps(lo, hi) for r in operand_regions):
+                if any(r.slot == _addr(a).slot and r.overlaps(lo, hi) for r in operand_regions):
                     continue
-                if any(r.slot == a.addr.slot and r.lo <= lo and hi <= r.hi for r in acc_regions):
+                if any(r.slot == _addr(a).slot and r.lo <= lo and hi <= r.hi for r in acc_regions):
                     continue
-                data_ivs.setdefault(a.addr.slot, []).append((lo, hi))
-    data_cuts = _stage_cuts(placed, ("st", "cp", "shift")) if split_stages else {}
+                data_ivs.setdefault(_addr(a).slot, []).append((lo, hi))
+    data_cuts: dict[Slot, set[int]] = _stage_cuts(placed, ("st", "cp", "shift")) if split_stages else {}
     for slot, ivs in data_ivs.items():
         for lo, hi in _cut(_merge(ivs), data_cuts.get(slot, set())):
             add(slot, lo, hi, "data")
     # attach every access
     for a in placed:
-        slot = a.addr.slot
+        slot = _addr(a).slot
         for lo, hi in a.intervals():
             if a.role == "d":
                 targets = [by_key[(slot, lo, hi, "accumulator")]]
@@ -1025,7 +1048,7 @@ def build_regions(accesses: list[Access], split_stages: bool = False) -> RegionM
                 if not targets:
                     targets = [r for r in regions if r.slot == slot and r.kind == "data" and r.overlaps(lo, hi)]
             else:  # ld
-                if a.addr.exact:
+                if _addr(a).exact:
                     targets = [r for r in regions if r.slot == slot and r.overlaps(lo, hi)]
                 else:
                     targets = [r for r in regions if r.slot == slot and r.lo <= lo < r.hi]
@@ -1033,7 +1056,7 @@ def build_regions(accesses: list[Access], split_stages: bool = False) -> RegionM
                 if len(targets) > 1 and any(t.kind == "accumulator" for t in targets):
                     targets = [t for t in targets if t.kind in ("accumulator", "data")]
             for r in targets:
-                if not a.addr.exact:
+                if not _addr(a).exact:
                     r.anchored = True
                 if a.writes and a.role != "d" or a.role == "d":
                     if a not in r.writers:
@@ -1045,7 +1068,8 @@ def build_regions(accesses: list[Access], split_stages: bool = False) -> RegionM
                 unplaced.append(a)
     # lanes: from the accesses that place the region
     for r in regions:
-        los, his = [], []
+        los: list[int] = []
+        his: list[int] = []
         for a in r.writers + r.readers:
             if a.addr is None:
                 continue

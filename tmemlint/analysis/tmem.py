@@ -9,6 +9,7 @@ to (a ``("sym", name, offset)`` value).  Values loaded from the slot are TMEM ad
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from tmemlint.analysis.values import TOP, ValueAnalysis
 from tmemlint.ir import Function, Instruction
@@ -16,6 +17,10 @@ from tmemlint.ir import Function, Instruction
 #: TMEM geometry per CTA on sm_100a (PTX ISA §9.7.16.2.1): 128 lanes x 512 columns of 32-bit cells.
 TMEM_LANES = 128
 TMEM_COLUMNS = 512
+
+Slot = tuple[Any, ...]
+"""An allocation's slot key: its ``("sym", name, offset)`` value, or ``("inst", index)`` when the slot address is
+unknown (still a tagged tuple, as the values of ``ValueAnalysis``)."""
 
 
 def valid_ncols(n: int) -> bool:
@@ -35,12 +40,12 @@ class TmemSites:
     allocs: list[Instruction] = field(default_factory=list)
     deallocs: list[Instruction] = field(default_factory=list)
     relinquishes: list[Instruction] = field(default_factory=list)
-    slot_of: dict[int, tuple] = field(default_factory=dict)
-    freed_slot: dict[int, tuple | None] = field(default_factory=dict)
+    slot_of: dict[int, Slot] = field(default_factory=dict)
+    freed_slot: dict[int, Slot | None] = field(default_factory=dict)
     freed_col: dict[int, int | None] = field(default_factory=dict)
     ncols: dict[int, int | None] = field(default_factory=dict)
 
-    def allocs_of_slot(self, slot) -> list[Instruction]:
+    def allocs_of_slot(self, slot: Slot) -> list[Instruction]:
         return [a for a in self.allocs if self.slot_of[a.index] == slot]
 
 
@@ -73,6 +78,12 @@ def trap_checked_bases(fn: Function, va: ValueAnalysis) -> set[int]:
     return out
 
 
+def first_operand_value(va: ValueAnalysis, inst: Instruction) -> tuple[Any, ...]:
+    """The value of ``inst``'s first operand (the slot of an alloc, the TMEM address of a dealloc), TOP if none
+    (``lifecycle`` asks it of a callee's)."""
+    return va.value(inst, inst.operands[0]) if inst.operands else TOP
+
+
 def tmem_sites(fn: Function, va: ValueAnalysis) -> TmemSites:
     """Collect the allocation sites of ``fn``.  A dealloc of an integer-constant address frees the allocation whose
     base is known (the only slot, allocated with 512 columns or trap-checked): DeepGEMM's ``free(0, n)``."""
@@ -81,12 +92,12 @@ def tmem_sites(fn: Function, va: ValueAnalysis) -> TmemSites:
         fam = inst.family
         if fam == "tcgen05.alloc":
             s.allocs.append(inst)
-            v = va.value(inst, inst.operands[0]) if inst.operands else TOP
+            v = first_operand_value(va, inst)
             s.slot_of[inst.index] = v if (v is not TOP and v[0] == "sym") else ("inst", inst.index)
             s.ncols[inst.index] = const_value(va, inst, 1)
         elif fam == "tcgen05.dealloc":
             s.deallocs.append(inst)
-            v = va.value(inst, inst.operands[0]) if inst.operands else TOP
+            v = first_operand_value(va, inst)
             if v is not TOP and v[0] == "tmem":
                 s.freed_slot[inst.index] = v[1]
                 s.freed_col[inst.index] = v[2]
@@ -101,7 +112,7 @@ def tmem_sites(fn: Function, va: ValueAnalysis) -> TmemSites:
     if constant_frees and len(slots) == 1:
         known = any(s.ncols.get(a.index) == TMEM_COLUMNS for a in s.allocs) or trap_checked_bases(fn, va)
         for d in constant_frees:
-            v = va.value(d, d.operands[0]) if d.operands else TOP
+            v = first_operand_value(va, d)
             if known and v is not TOP and v[0] == "c":
                 s.freed_slot[d.index] = next(iter(slots))
                 s.freed_col[d.index] = v[1] & 0xFFFF

@@ -18,13 +18,15 @@ from dataclasses import dataclass
 from typing import Callable
 
 from tmemlint.analysis.cfg import CFG, EXIT
-from tmemlint.analysis.paths import _per_object
+from tmemlint.analysis.paths import Facts, _per_object
 from tmemlint.analysis.sync import is_handover, is_sync
 from tmemlint.analysis.threads import GuardOracle, WarpClass
 from tmemlint.analysis.values import ValueAnalysis
-from tmemlint.ir import Instruction, Sym
+from tmemlint.ir import Guard, Instruction, Sym
 
-_END = object()  # the end's block reached (it may be the start's own block: a later loop iteration)
+#: a key no block has (block ids are instruction indices): the end's block reached (it may be the start's own
+#: block: a later loop iteration)
+_END = -1
 
 #: Branch decisions kept in one witness (the first ones after the start and the last ones before the end).
 MAX_STEPS = 12
@@ -45,7 +47,7 @@ def _label(inst: Instruction) -> str:
     return next((o.name for o in inst.operands if isinstance(o, Sym)), "?")
 
 
-def _executes(oracle: GuardOracle, inst: Instruction, facts: frozenset) -> bool:
+def _executes(oracle: GuardOracle, inst: Instruction, facts: Facts) -> bool:
     """Whether ``inst`` certainly or possibly executes with ``facts`` (its guard is not known false)."""
     if inst.guard is None:
         return True
@@ -54,7 +56,7 @@ def _executes(oracle: GuardOracle, inst: Instruction, facts: frozenset) -> bool:
 
 
 def branch_steps(cfg: CFG, va: ValueAnalysis, klass: WarpClass, start: Instruction | None, end: Instruction | None,
-                 facts: frozenset = frozenset(), avoid: Callable[[Instruction], bool] | None = None,
+                 facts: Facts = frozenset(), avoid: Callable[[Instruction], bool] | None = None,
                  syncs: bool = False) -> list[BranchStep] | None:
     """The branch decisions of a shortest path of ``klass`` from ``start`` (None: the function's entry) to
     ``end`` (None: to kernel exit; an ``exit``/``ret`` instruction as ``end`` also ends there) that executes no
@@ -74,7 +76,7 @@ def branch_steps(cfg: CFG, va: ValueAnalysis, klass: WarpClass, start: Instructi
     b0 = cfg.block_of[start.index]
     b1 = EXIT if end is None else cfg.block_of[end.index]
 
-    def blocked(lo: int, hi: int, fx: frozenset) -> bool:  # instructions lo <= i < hi avoided on this path
+    def blocked(lo: int, hi: int, fx: Facts) -> bool:  # instructions lo <= i < hi avoided on this path
         return avoid is not None and any(avoid(insts[i]) and _executes(oracle, insts[i], fx) for i in range(lo, hi))
 
     def synced(a: int, b: int) -> list[BranchStep]:  # the synchronizations a <= i < b executes
@@ -87,9 +89,10 @@ def branch_steps(cfg: CFG, va: ValueAnalysis, klass: WarpClass, start: Instructi
         return synced(lo, end.index) if not blocked(lo, end.index, facts) else None
     if blocked(lo, cfg.blocks[b0].end, facts):
         return None
-    parent: dict = {b0: None}  # block -> (the block before it, the branch decision between them)
+    # block -> (the block before it, the branch decision between them)
+    parent: dict[int, tuple[int, BranchStep | None] | None] = {b0: None}
     work = deque([(b0, facts)])
-    found = None
+    found: int | None = None
     while work and found is None:
         node, fx = work.popleft()
         blk = cfg.blocks[node]
@@ -98,7 +101,7 @@ def branch_steps(cfg: CFG, va: ValueAnalysis, klass: WarpClass, start: Instructi
             data = g[node][succ]
             nfx = fx
             step = None
-            cond = data.get("cond")
+            cond: tuple[Guard, bool] | None = data.get("cond")
             if cond is not None and last is not None:
                 guard, taken = cond
                 v = oracle.value(last, guard.reg)
@@ -132,12 +135,13 @@ def branch_steps(cfg: CFG, va: ValueAnalysis, klass: WarpClass, start: Instructi
             work.append((succ, nfx))
     if found is None:
         return None
-    if end is not None and blocked(cfg.blocks[b1].start, end.index, facts):
+    if end is not None and blocked(cfg.blocks[cfg.block_of[end.index]].start, end.index, facts):
         return None
-    route: list = []  # (block, the branch decision that leads into it), from the start's block to the end's
+    # (block, the branch decision that leads into it), from the start's block to the end's
+    route: list[tuple[int, BranchStep | None]] = []
     node = found
-    while parent[node] is not None:
-        prev, step = parent[node]
+    while (link := parent[node]) is not None:
+        prev, step = link
         route.append((node, step))
         node = prev
     route.reverse()
@@ -145,9 +149,9 @@ def branch_steps(cfg: CFG, va: ValueAnalysis, klass: WarpClass, start: Instructi
     for node, step in route:
         if step is not None:
             out.append(step)
-        if node is _END:
+        if node == _END:
             if end is not None:
-                out.extend(synced(cfg.blocks[b1].start, end.index))
+                out.extend(synced(cfg.blocks[cfg.block_of[end.index]].start, end.index))
         else:
             out.extend(synced(cfg.blocks[node].start, cfg.blocks[node].end))
     if syncs and len(out) > MAX_STEPS:  # keep every synchronization and the branch decisions nearest them
