@@ -140,8 +140,8 @@ def gemm_kernel(mma: cute.TiledMma, tma_a: cute.CopyAtom, mA: cute.Tensor, tma_b
 def gemm(a: cute.Tensor, b: cute.Tensor, c: cute.Tensor, dealloc: cutlass.Constexpr[bool],
          wait_ld: cutlass.Constexpr[bool]):
     mma = cute.make_tiled_mma(tcgen05.MmaF16BF16Op(AB_TYPE, ACC_TYPE, MMA_SHAPE_MNK, tcgen05.CtaGroup.ONE,
-                                                   tcgen05.OperandSource.SMEM, tcgen05.OperandMajorMode.K,
-                                                   tcgen05.OperandMajorMode.K))
+                                                   tcgen05.OperandSource.SMEM, cute.nvgpu.OperandMajorMode.K,
+                                                   cute.nvgpu.OperandMajorMode.K))
     sA_layout = sm100_utils.make_smem_layout_a(mma, TILE_MNK, a.element_type, STAGES)
     sB_layout = sm100_utils.make_smem_layout_b(mma, TILE_MNK, b.element_type, STAGES)
     load = cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.ONE)
