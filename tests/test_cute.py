@@ -149,11 +149,13 @@ try:
     cute_gemm.compile_gemm(dealloc=False)
 except Exception as e:
     print(type(e).__name__, e.kernel, [f.code for f in e.findings])
+waiting = [h.name for f in sys.meta_path if isinstance(f, tmemlint.integrations.autoload._Finder) for h in f.pending]
+print(waiting, "triton" in sys.modules)
 ''')
-    env = dict(os.environ, TMEMLINT_CUTE="error", CUTE_DSL_ARCH="sm_100a")
-    env.pop("TMEMLINT_TRITON", None)
+    # both variables set: the CuTe hook is installed with the DSL, the Triton one still waits for Triton
+    env = dict(os.environ, TMEMLINT_CUTE="error", TMEMLINT_TRITON="warn", CUTE_DSL_ARCH="sm_100a")
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, cwd=tmp_path)
-    assert out.stdout.strip() == "TmemError gemm ['TM101']", out.stderr
+    assert out.stdout.splitlines() == ["TmemError gemm ['TM101']", "['triton'] False"], out.stderr
     assert (ROOT / "tmemlint-cute.pth").read_text().strip() == \
         'import os; os.environ.get("TMEMLINT_CUTE") and __import__("tmemlint.integrations.autoload")'
 
