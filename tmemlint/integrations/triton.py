@@ -22,31 +22,18 @@ or above ``fail_on``, out of the compilation that made the kernel, and warns abo
 
 from __future__ import annotations
 
-import os
-import warnings
 from typing import Any, Callable, Iterable, Mapping
 
 from tmemlint.api import check
-from tmemlint.findings import Finding, Severity
+from tmemlint.findings import Finding
+from tmemlint.integrations.common import ACTIONS, TmemError, TmemWarning, policy, run_script
 
-ACTIONS = ("warn", "error")
+__all__ = ["ACTIONS", "ENV", "TMEM_ARCHS", "TmemError", "TmemWarning", "check_compiled", "install", "main",
+           "uninstall"]
+
 #: CUDA compute capabilities (Triton's ``GPUTarget.arch``) whose PTX uses Tensor Memory: sm_100a and sm_103a.
 TMEM_ARCHS = (100, 103)
 ENV = "TMEMLINT_TRITON"
-
-
-class TmemWarning(UserWarning):
-    """A tmemlint finding in a kernel Triton compiled (``str``: ``path:line:col: CODE [severity] message``)."""
-
-
-class TmemError(RuntimeError):
-    """Findings at or above ``fail_on`` in a kernel Triton compiled; ``findings`` holds all of its findings."""
-
-    def __init__(self, kernel: str, findings: list[Finding]):
-        self.kernel = kernel
-        self.findings = findings
-        super().__init__(f"tmemlint: {len(findings)} finding(s) in Triton kernel {kernel}:\n"
-                         + "\n".join(str(f) for f in findings))
 
 
 def _get(obj: Any, key: str):
@@ -78,12 +65,7 @@ def install(action: str | None = None, *, fail_on: str = "error", config=None, s
     action or ``fail_on``, ImportError without Triton."""
     from triton import knobs
 
-    action = action or os.environ.get(ENV) or "warn"
-    if action not in ACTIONS:
-        raise ValueError(f"tmemlint: {ENV} / action must be one of {', '.join(ACTIONS)} (got {action!r})")
-    if fail_on not in ("error", "warning", "info"):
-        raise ValueError(f"tmemlint: fail_on must be error, warning or info (got {fail_on!r})")
-    threshold = Severity(fail_on).rank
+    how = policy(action, fail_on, ENV)
     previous = knobs.compilation.listener
     while getattr(previous, "_tmemlint_previous", None) is not None or getattr(previous, "_tmemlint", False):
         previous = getattr(previous, "_tmemlint_previous", None)
@@ -92,13 +74,7 @@ def install(action: str | None = None, *, fail_on: str = "error", config=None, s
         if previous is not None:
             previous(src=src, metadata=metadata, metadata_group=metadata_group, times=times, cache_hit=cache_hit)
         found = check_compiled(metadata, metadata_group, config=config, select=select, ignore=ignore)
-        if not found:
-            return
-        name = metadata.get("name") or "triton_kernel"
-        if action == "error" and any(f.severity.rank >= threshold for f in found):
-            raise TmemError(name, found)
-        for f in found:
-            warnings.warn(str(f), TmemWarning, stacklevel=2)
+        how.report(metadata.get("name") or "triton_kernel", found, compiler="Triton")
 
     listener._tmemlint = True
     listener._tmemlint_previous = previous
@@ -117,20 +93,7 @@ def uninstall() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m tmemlint.integrations.triton [--error] SCRIPT ARGS``: run SCRIPT with the hook installed."""
-    import runpy
-    import sys
-
-    args = list(sys.argv[1:] if argv is None else argv)
-    action = "warn"
-    if args and args[0] in ("--error", "--warn"):
-        action = args.pop(0)[2:]
-    if not args:
-        print("usage: python -m tmemlint.integrations.triton [--error] SCRIPT [ARGS...]", file=sys.stderr)
-        return 2
-    install(action)
-    sys.argv = args
-    runpy.run_path(args[0], run_name="__main__")
-    return 0
+    return run_script(install, "tmemlint.integrations.triton", argv)
 
 
 if __name__ == "__main__":  # pragma: no cover
