@@ -42,8 +42,13 @@ _MAX_CLUSTER = 16
 LEADER, EITHER, UNKNOWN = "leader", "either", "unknown"
 
 
-def _is_identity(name: str) -> bool:
-    return any(name == p or name.startswith(p + ".") for p in IDENTITY_SREGS)
+#: The identity registers that differ between the CTAs of one cluster (``%clusterid`` is the cluster's, the same
+#: in all of them: PTX ISA §10, special registers).
+CTA_IDENTITY_SREGS = ("%cluster_ctarank", "%cluster_ctaid", "%ctaid")
+
+
+def _is_identity(name: str, sregs: tuple[str, ...] = IDENTITY_SREGS) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in sregs)
 
 
 @lru_cache(maxsize=64)
@@ -120,13 +125,14 @@ def evaluate(v: Value, env: Env) -> int | None:
     return None
 
 
-def mentions_identity(v: object, depth: int = 0) -> bool:
-    """Whether value ``v`` is computed from a CTA-identity special register (at any depth of its tuple)."""
+def mentions_identity(v: object, depth: int = 0, sregs: tuple[str, ...] = IDENTITY_SREGS) -> bool:
+    """Whether value ``v`` is computed from a CTA-identity special register (at any depth of its tuple); ``sregs``:
+    which ones count (``CTA_IDENTITY_SREGS``: only those that tell the CTAs of one cluster apart)."""
     if v is TOP or depth > 12 or not isinstance(v, tuple) or not v:
         return False
     if v[0] == "sreg":
-        return _is_identity(v[1])
-    return any(mentions_identity(x, depth + 1) for x in v[1:] if isinstance(x, tuple))
+        return isinstance(v[1], str) and _is_identity(v[1], sregs)
+    return any(mentions_identity(x, depth + 1, sregs) for x in v[1:] if isinstance(x, tuple))
 
 
 class PairRoles:
@@ -253,4 +259,4 @@ class PairRoles:
         return max(1, min(max(t.values(), default=0) for t in per_shape.values()))
 
 
-__all__ = ["EITHER", "IDENTITY_SREGS", "LEADER", "PairRoles", "UNKNOWN", "evaluate", "mentions_identity"]
+__all__ = ["CTA_IDENTITY_SREGS", "EITHER", "IDENTITY_SREGS", "LEADER", "PairRoles", "UNKNOWN", "evaluate", "mentions_identity"]

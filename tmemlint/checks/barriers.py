@@ -6,7 +6,7 @@ and-communication-instructions-mbarrier``), §9.7.9.22 (``mapa``), reference §3
 
 from __future__ import annotations
 
-from tmemlint.analysis.cluster import PairRoles, mentions_identity
+from tmemlint.analysis.cluster import CTA_IDENTITY_SREGS, PairRoles, mentions_identity
 from tmemlint.analysis.control import can_reach, divergent_defs
 from tmemlint.analysis.lifecycle import consistent_choice_facts
 from tmemlint.analysis.mbarriers import (CLUSTER, LOCAL, NEVER_REMOTE, arrive_site, barrier_key, cluster_targets,
@@ -281,10 +281,13 @@ def _abandoning_path(ctx, sender, exits, unwaited: dict):
     per_thread = divergent_defs(ctx)
 
     def strip(f):
-        """The facts that hold for the whole CTA: no thread predicates, register values of the path, values that
-        differ per thread (a spin loop's try_wait result), or the CTA's identity."""
+        """The facts that hold for every CTA of the cluster: no thread predicates, register values of the path,
+        values that differ per thread (a spin loop's try_wait result), or the identity of the CTA within its
+        cluster (``%clusterid``, the cluster's own, is the same in the sender's CTA and its targets: a persistent
+        tile loop over ``clusterid.x`` runs as often in both)."""
         return frozenset(x for x in f if not is_lane_fact(x[0]) and x[0][0] != "regval"
-                         and not mentions_identity(x[0]) and not depends_on(x[0], per_thread))
+                         and not mentions_identity(x[0], sregs=CTA_IDENTITY_SREGS)
+                         and not depends_on(x[0], per_thread))
 
     for ka in ctx.threads.classes:
         sets = ctx.sync.fact_sets(ka, sender)
