@@ -6,7 +6,7 @@ did not claim to have read), or it is listed with its reason in tests/data/agree
 Compile mode lints the committed ``.ptx`` beside a fixture (nvcc's ``-arch=sm_100a -ptx -lineinfo`` output, kept
 current by tests/test_fixtures.py) and runs nvcc on the others; without nvcc those are skipped.  When a git-ignored
 ``.corpus/src/`` holds third-party sources (ThunderKittens, CUTLASS, ...), ``test_third_party_corpus_agrees`` runs
-on its ``.cu`` files too (slow: nvcc per file; ``TMEMLINT_AGREEMENT_CORPUS=0`` skips it).
+on its ``.cu`` files too when asked (slow: nvcc per file, tens of minutes; ``TMEMLINT_AGREEMENT_CORPUS=1``).
 """
 
 from __future__ import annotations
@@ -93,8 +93,9 @@ def test_the_explained_differences_name_files_and_reasons():
         assert reason.strip() and not os.path.isabs(checked) and not os.path.isabs(file)
 
 
-@pytest.mark.skipif(not (CORPUS.is_dir() and HAVE_NVCC) or os.environ.get("TMEMLINT_AGREEMENT_CORPUS") == "0",
-                    reason="no .corpus/src (git-ignored third-party sources) or no nvcc")
+@pytest.mark.skipif(not (CORPUS.is_dir() and HAVE_NVCC) or os.environ.get("TMEMLINT_AGREEMENT_CORPUS") != "1",
+                    reason="TMEMLINT_AGREEMENT_CORPUS=1 runs it (needs .corpus/src, git-ignored third-party sources, "
+                           "and nvcc)")
 def test_third_party_corpus_agrees():
     """Each ``.cu`` of ``.corpus/src`` that nvcc compiles standalone (with the include folders the sources ship);
     the files nvcc rejects are not compared."""
