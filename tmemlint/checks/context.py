@@ -102,6 +102,17 @@ class FunctionContext:
                                      or 0 in trap_checked_bases(self.function, self.values))
         return AddressSets(self.values, self.threads.n_threads, next(iter(slots)) if known else None)
 
+    def address_sets_of(self, warps: tuple[int, ...]) -> AddressSets:
+        """``address_sets`` evaluated with the thread indices of ``warps`` only (``AddressSets(warps=...)``): a
+        column computed from the warpgroup index (``(warp >> 2) * 128``) is one interval for the warps of one
+        warpgroup, not the union over the CTA.  One per warp tuple, kept by this context."""
+        cache = self.__dict__.setdefault("_address_sets_of", {})
+        got = cache.get(warps)
+        if got is None:
+            base = self.address_sets
+            got = cache[warps] = AddressSets(self.values, self.threads.n_threads, base.constant_slot, warps=warps)
+        return got
+
     @cached_property
     def lifecycle(self) -> Lifecycle:
         return Lifecycle(self)

@@ -903,13 +903,15 @@ _RELEASED_ACCESS = ("tcgen05.ld", "tcgen05.st", "tcgen05.cp")
 _PRODUCER_WRITE = ("tcgen05.mma", "tcgen05.cp", "tcgen05.st", "tcgen05.shift")
 
 
-def _exact_spans(ctx, insts, writes_only: bool = False) -> dict[int, list[tuple[int, int, int]]]:
+def _exact_spans(ctx, insts, writes_only: bool = False, warps=None) -> dict[int, list[tuple[int, int, int]]]:
     """``{instruction index: [(slot, lo, hi)]}``: the column intervals each of ``insts`` may touch, from the address
     sets (``AddressSets``; a stage register gives one interval per start column), over all its TMEM operands, or
-    only those it writes (``writes_only``: an MMA's D, a cp's, st's or shift's destination).  An operand whose
-    address is not known exactly is left out."""
+    only those it writes (``writes_only``: an MMA's D, a cp's, st's or shift's destination); with ``warps``, as those
+    warps compute the addresses (``FunctionContext.address_sets_of``).  An operand whose address
+    is not known exactly is left out."""
     out: dict[int, list] = {}
-    for a in collect_accesses(list(insts), ctx.values, ctx.address_sets):
+    sets = ctx.address_sets if warps is None else ctx.address_sets_of(tuple(warps))
+    for a in collect_accesses(list(insts), ctx.values, sets):
         if (writes_only and not a.writes) or a.addr is None or not a.addr.exact:
             continue
         iv = a.intervals()
@@ -948,21 +950,20 @@ def access_after_release(ctx):
     if not any(pending.values()):
         return
     writers = [i for i in insts if i.family in _PRODUCER_WRITE]
-    handed_all = {h for k in classes for x in pending[id(k)] for r in sync.released_before(k, x) for h in r.handed}
-    spans = _exact_spans(ctx, list(dict.fromkeys(accesses + sorted(handed_all, key=lambda i: i.index))))
-    written = _exact_spans(ctx, writers, writes_only=True)
     waits = [i for i in insts if (st := sync.site(i)) is not None and st.waits]
+    # the columns as each warp computes them (FunctionContext.address_sets_of): FlashAttention-4's softmax warps
+    # store to `(warp > 3) * 128 + c` with the lane field `(warp & 3) * 32`; a union over a class's warps would put
+    # warp 4's columns with warp 1's lanes
+    warps = sorted({w for k in classes for w in k.warps})
+    per_warp = {w: _exact_spans(ctx, list(dict.fromkeys(accesses + writers)), warps=(w,)) for w in warps}
+    written = {w: _exact_spans(ctx, writers, writes_only=True, warps=(w,)) for w in warps}
     reported: set[int] = set()
     for kb in classes:
         for x in pending[id(kb)]:
-            mine = spans.get(x.index)
-            if x.index in reported or not mine:
+            if x.index in reported:
                 continue
             for rel in sync.released_before(kb, x):
-                handed = [c for h in rel.handed for c in spans.get(h.index, ())]
-                if not handed:
-                    continue
-                hit = _reclaiming_write(ctx, rel, x, kb, mine, handed, writers, written, waits)
+                hit = _reclaiming_write(ctx, rel, x, kb, per_warp, writers, written, waits)
                 if hit is None:
                     continue
                 u, ka = hit
@@ -977,11 +978,32 @@ def access_after_release(ctx):
                 break
 
 
-def _reclaiming_write(ctx, rel, x, kb, mine, handed, writers, written, waits):
+#: Warp-wide TMEM accesses: a warp reaches only the 32 lanes of its quadrant, warp % 4 (PTX ISA §9.7.16.2.3).
+_QUADRANT_ACCESS = ("tcgen05.ld", "tcgen05.st")
+
+
+def _cells_meet(ctx, x, wb, u, wa, rel, per_warp, written) -> bool:
+    """Whether the write ``u`` as warp ``wa`` computes it touches cells (lanes x columns) that the access ``x`` of
+    warp ``wb`` touches and that ``wb`` handed back with ``rel`` (columns from each warp's own address sets; lanes
+    by quadrant when both are warp-wide ld/st: they meet only in the same quadrant); False when either may touch
+    several intervals (it cannot be told that they meet)."""
+    if x.family in _QUADRANT_ACCESS and u.family in _QUADRANT_ACCESS and wa % 4 != wb % 4:
+        return False
+    mine = per_warp[wb].get(x.index)
+    cols = written[wa].get(u.index)
+    handed = [c for h in rel.handed for c in per_warp[wb].get(h.index, ())]
+    # an error needs the cells to meet on every path: each of the two must have one known interval (a stage
+    # register with several possible columns, the same set for both, is not a proof that they meet)
+    if not (mine and cols and handed) or len(mine) != 1 or len(cols) != 1:
+        return False
+    return _overlap(cols[0], mine[0]) and any(_overlap(cols[0], h) for h in handed)
+
+
+def _reclaiming_write(ctx, rel, x, kb, per_warp, writers, written, waits):
     """``(write, class)`` for TM313: a tcgen05 write ``u`` of a warp class ``ka`` other than ``kb`` that ``ka`` can
-    issue after one of its waits on a barrier that may be the one ``rel`` arrives on, over columns both ``handed``
-    (those ``kb`` worked on before the release: ``u`` refills that stage) and ``mine`` (those the access ``x``
-    touches), unordered after ``x`` (``SyncModel.reclaims``); None when there is none.
+    issue after one of its waits on a barrier that may be the one ``rel`` arrives on, over cells both handed back
+    with ``rel`` (``u`` refills that stage) and touched by the access ``x`` (``_cells_meet``, warp by warp), unordered
+    after ``x`` (``SyncModel.reclaims``); None when there is none.
     After releasing stage 0 a consumer may load stage 1: the producer's write of stage 1 overlaps none of the
     columns handed back."""
     sync = ctx.sync
@@ -992,8 +1014,7 @@ def _reclaiming_write(ctx, rel, x, kb, mine, handed, writers, written, waits):
         if not waits_k:
             continue
         for u in writers:
-            cols = written.get(u.index)
-            if not cols or not any(_overlap(c, m) for c in cols for m in mine if any(_overlap(c, h) for h in handed)) \
+            if not any(_cells_meet(ctx, x, wb, u, wa, rel, per_warp, written) for wa in ka.warps for wb in kb.warps) \
                     or not sync.executes(ka, u):
                 continue
             if sync.reclaims(x, kb, u, ka, rel.key):
