@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tmemlint.plan.layout import Anchor, Box, Layout, Spot, box_of, fit, text_width
+from tmemlint.plan.render_svg import region_caption
 
 _spots = st.builds(Spot, st.floats(0, 800), st.floats(0, 800), st.sampled_from(list(Anchor)), st.booleans())
 _requests = st.lists(st.tuples(st.text("abcdefSFA0123: ", min_size=1, max_size=24), st.sampled_from([6.0, 7.0, 8.0,
@@ -59,3 +60,10 @@ def test_fit_cuts_to_the_width():
 def test_touching_boxes_do_not_overlap():
     assert not Box(0, 0, 10, 10).overlaps(Box(10, 0, 20, 10))
     assert Box(0, 0, 10, 10).overlaps(Box(9.5, 9.5, 20, 20))
+
+
+def test_region_caption_is_the_logical_tensor_and_stage():
+    assert region_caption({"name": "SFA2", "label": "SFA[stage 2]"}) == "SFA[2]"
+    assert region_caption({"name": "acc0", "label": "acc[stage 0]"}) == "acc[0]"
+    assert region_caption({"name": "SFB0", "label": "SFB"}) == "SFB"  # an unstaged tensor keeps its label
+    assert region_caption({"name": "acc0"}) == "acc0"  # a plan older than schema 2.1: the name

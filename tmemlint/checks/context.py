@@ -68,6 +68,7 @@ class FunctionContext:
         self.findings: list[Finding] = []
         self._groups: dict[tuple, Finding] = {}  # (code, Grouping.key) -> the finding that merges them
         self.bounded: list[str] = []
+        self._address_sets_of: dict[tuple[int, ...], AddressSets] = {}  # address_sets_of, by warp tuple
 
     @cached_property
     def cfg(self) -> CFG:
@@ -106,11 +107,11 @@ class FunctionContext:
         """``address_sets`` evaluated with the thread indices of ``warps`` only (``AddressSets(warps=...)``): a
         column computed from the warpgroup index (``(warp >> 2) * 128``) is one interval for the warps of one
         warpgroup, not the union over the CTA.  One per warp tuple, kept by this context."""
-        cache = self.__dict__.setdefault("_address_sets_of", {})
-        got = cache.get(warps)
+        got = self._address_sets_of.get(warps)
         if got is None:
             base = self.address_sets
-            got = cache[warps] = AddressSets(self.values, self.threads.n_threads, base.constant_slot, warps=warps)
+            got = self._address_sets_of[warps] = AddressSets(self.values, self.threads.n_threads,
+                                                             base.constant_slot, warps=warps)
         return got
 
     @cached_property
