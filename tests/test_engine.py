@@ -109,8 +109,9 @@ def analyse(text: str) -> Kernel:
     return Kernel(ctx, text, at)
 
 
-def build(body: str, ntid: int | None = 128) -> Kernel:
-    return analyse(kernel_text(body, ntid))
+def build(body: str, ntid: int | None = 128, pre: str = PRE) -> Kernel:
+    """``kernel_text(body, ntid, pre)`` analysed."""
+    return analyse(kernel_text(body, ntid, pre))
 
 
 def swap(body: str, old: str, new: str) -> str:
