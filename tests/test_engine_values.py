@@ -15,6 +15,8 @@ accumulator: §9.7.16.10.5 data-path layouts (reference §2.5).
 
 from __future__ import annotations
 
+import pytest
+
 from test_engine import IDESC_M128_N64, Kernel, build, swap
 from tmemlint.analysis.regions import TmemAddr, collect_accesses
 from tmemlint.analysis.threads import lanes_on_path, normalize
@@ -434,3 +436,45 @@ def test_elect_sync_is_one_lane_of_every_warp_and_splits_no_warps():
     assert lanes_on_path(c, frozenset({(key, True)}), frozenset()) == 1
     assert lanes_on_path(c, frozenset({(key, False)}), frozenset()) == 31
     assert lanes_on_path(c, frozenset(), frozenset()) == 32
+
+
+# ---- answers the ISA contradicts (strict xfail) ---------------------------------------------------------------
+
+WRAP = """
+\tmov.u32 %r10, 4294967295;
+\tadd.u32 %r11, %r10, 1;
+\tst.shared.u32 [slot], %r11; // @c
+\tselp.u32 %r13, 4294967295, 0, %p9;
+\tadd.u32 %r14, %r13, 1;
+\tst.shared.u32 [slot], %r14; // @s
+"""
+
+
+def test_constant_arithmetic_wraps_at_the_register_width():
+    k = mini(WRAP)
+    assert stored(k, "c") == ("c", 0)  # 0xFFFFFFFF + 1 in a .u32 register
+    assert stored_set(k, "s") == frozenset({0, 1})
+
+
+@pytest.mark.xfail(strict=True, reason="PTX ISA §9.7.1.1 add (and §5.2: .u32 values are modulo 2^32): a constant "
+                                       "set is computed without wrapping, {0xFFFFFFFF, 0} + 1 gives {2^32, 1} (a "
+                                       "single constant is wrapped, values.ValueAnalysis._compute)")
+def test_a_constant_set_wraps_at_the_register_width():
+    k = mini(WRAP)
+    assert stored(k, "s") == ("cs", frozenset({0, 1}))
+
+
+@pytest.mark.xfail(strict=True, reason="PTX ISA §9.7.13.1: bar.red.popc.u32 d, a, c writes d (the count of threads "
+                                       "whose c is true); values.defined_regs lists bar among the opcodes without a "
+                                       "destination, so the earlier definition of d (7) still reaches its uses")
+def test_bar_red_defines_its_destination():
+    body = "\tmov.u32 %r60, 7;\n\tbar.red.popc.u32 %r60, 0, %p9;\n\tadd.u32 %r61, %r60, 1;\n" \
+           "\tst.shared.u32 [slot], %r61; // @red\n"
+    k = mini(body)
+    assert const_candidates(stored(k, "red")) in (None, frozenset({1, 129}))  # unknown, or 0 or 128, + 1
+
+
+def test_bar_sync_defines_no_register():
+    # twin of the above: bar.sync has no destination, the constant reaches the use
+    body = "\tmov.u32 %r60, 7;\n\tbar.sync 0;\n\tadd.u32 %r61, %r60, 1;\n\tst.shared.u32 [slot], %r61; // @red\n"
+    assert stored(mini(body), "red") == ("c", 8)
