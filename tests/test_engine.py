@@ -6,7 +6,8 @@ Every positive case has a counter-example twin that differs from it in one instr
 text changes in exactly one place).  The kernels are 128 threads (4 warps) unless a test says otherwise; the shared
 prologue ``PRE`` has warp 0 allocate 128 columns, thread 0 initialise the mbarriers ``bar0``/``bar1`` with count 1,
 and every warp pass one ``bar.sync 0`` (phase 0 of CTA barrier 0) before reading the TMEM address into ``%r5``.
-Instructions a test asks about carry a ``// @name`` marker.
+Instructions a test asks about carry a ``// @name`` marker.  Every kernel these tests (and ``test_engine_values``)
+build is accepted by ``ptxas -arch=sm_100a`` of CUDA 13.0 without a message (checked when they were written).
 
 Sources: PTX ISA 9.0 §9.7.13.1 (``bar``/``barrier``: ``bar.sync a, b`` completes when ``b`` threads arrived,
 ``bar.arrive`` arrives without waiting), §9.7.13.15 (mbarrier phases; §9.7.13.15.16 ``try_wait.parity``: the
@@ -44,7 +45,8 @@ HEAD = """.version 9.0
 
 #: Warp 0 allocates 128 columns (PTX ISA §9.7.16.7.1) and relinquishes; thread 0 initialises bar0 and bar1
 #: (count 1); every thread passes ``bar.sync 0`` once; ``%r1`` = ``%tid.x``, ``%r2`` = the warp index, ``%p1`` =
-#: "not warp 0", ``%p8`` = "not thread 0", ``%r5`` = the TMEM base address, ``%p9`` = a CTA-uniform flag from a kernel parameter.
+#: "not warp 0", ``%p8`` = "not thread 0", ``%r5`` = the TMEM base address, ``%p9`` = a CTA-uniform flag from a
+#: kernel parameter.
 PRE = """
 \tmov.u32 %r1, %tid.x;
 \tshr.u32 %r2, %r1, 5;
@@ -67,7 +69,7 @@ INITED:
 """
 
 #: The instruction descriptor of a dense ``kind::f16`` MMA with M = 128, N = 64 and an F32 accumulator (PTX ISA
-#: §9.7.16.4.1 Table 42: D type F32 = 1 in bits 4-5, N >> 3 = 8 in bits 17-22, M >> 4 = 8 in bits 24-28).
+#: §9.7.16.4.2 Table 42: D type F32 = 1 in bits 4-5, N >> 3 = 8 in bits 17-22, M >> 4 = 8 in bits 24-28).
 IDESC_M128_N64 = (1 << 4) | (8 << 17) | (8 << 24)
 
 BAR0 = BarrierKey("mbar", ("bar0", 0))
@@ -653,3 +655,26 @@ def test_with_an_expected_count_of_two_both_arrivals_complete_the_phase():
     k = analyse(swap(kernel_text(MBAR_TWO), "mbarrier.init.shared::cta.b64 [bar0], 1;",
                      "mbarrier.init.shared::cta.b64 [bar0], 2;"))
     assert k.ctx.sync.must_happen_before(k.at["a"], k.warp(0), k.at["b"], k.warp(1)) is True
+
+
+# ---- the cluster barrier --------------------------------------------------------------------------------------
+
+#: ``BAR_SYNC`` with the barrier the cluster barrier (PTX ISA §9.7.13.4: ``barrier.cluster.arrive`` releases,
+#: ``barrier.cluster.wait`` acquires, every non-exited thread of the cluster takes part).
+CLUSTER = swap(BAR_SYNC, "\tbar.sync 0; // @sync\n",
+               "\tbarrier.cluster.arrive.aligned; // @sync\n\tbarrier.cluster.wait.aligned; // @cwait\n")
+
+
+def test_cluster_barrier_arrive_and_wait_order_across_warps():
+    k = build(CLUSTER)
+    assert k.ctx.sync.ordering((k.at["a"],), k.warp(0), k.at["b"], k.warp(1)) == Ordering(
+        True, (BarrierKey("cluster"),), (BarrierKey("cluster"),))
+    arrive, wait = k.ctx.sync.site(k.at["sync"]), k.ctx.sync.site(k.at["cwait"])
+    assert (arrive.arrives, arrive.waits, wait.arrives, wait.waits) == (True, False, False, True)
+
+
+def test_cluster_barrier_arrive_without_the_wait_orders_nothing():
+    # counter-example: the wait removed: warp 1 arrives and goes on to its load
+    k = build(swap(CLUSTER, "\tbarrier.cluster.wait.aligned; // @cwait\n", ""))
+    assert k.ctx.sync.ordering((k.at["a"],), k.warp(0), k.at["b"], k.warp(1)) == Ordering(
+        False, (BarrierKey("cluster"),), (), "wait")

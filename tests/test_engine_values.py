@@ -7,10 +7,10 @@ through the real pipeline (``test_engine.build``):
   integers and TMEM addresses, and the lane × column footprints of ``collect_accesses``;
 * ``ThreadModel`` / ``WarpClass`` (``analysis/threads.py``): the warp classes the ``%tid.x`` guards make.
 
-Each positive case has a twin that differs from it in one instruction.  TMEM addresses: PTX ISA §9.7.16.2.1 (lane
-in bits 31-16, column in bits 15-0); a warp may access the lanes ``32 * (warp % 4)`` to ``+31``
-(§9.7.16.2.2, reference §1); footprints of tcgen05.ld/st shapes: Tables 47/48 (reference §2.2); the MMA's
-accumulator: §9.7.16.10.5 data-path layouts (reference §2.5).
+Each positive case has a twin that differs from it in one instruction.  TMEM addresses: PTX ISA §9.7.16.2 (lane
+in bits 31-16, column in bits 15-0); a warp may access the lanes ``32 * (warp % 4)`` to ``+31`` (§9.7.16.2.3);
+footprints of tcgen05.ld/st shapes: Tables 47/48 (reference §2.2); the MMA's accumulator: §9.7.16.10.5 data-path
+layouts (reference §2.5); the instruction descriptor: §9.7.16.4.2 Table 42 (reference §2.6).
 """
 
 from __future__ import annotations
@@ -267,8 +267,9 @@ PER_WARP = """
 \tshr.u32 %r27, %r2, 2;
 \tshl.b32 %r28, %r27, 6;
 \tadd.s32 %r29, %r26, %r28;
-\ttcgen05.ld.sync.aligned.32x32b.x16.b32 {%r60, %r61, %r62, %r63, %r64, %r65, %r66, %r67, %r68, %r69, %r70, %r71, %r72, %r73, %r74, %r75}, [%r29]; // @wg
 """
+PER_WARP += ("\ttcgen05.ld.sync.aligned.32x32b.x16.b32 {" + ", ".join(f"%r{60 + i}" for i in range(16))
+             + "}, [%r29]; // @wg\n")
 
 
 def test_lane_quarter_per_warp():
