@@ -202,8 +202,9 @@ def test_named_barrier_arrive_then_sync_orders_producer_before_consumer():
 
 
 def test_named_barrier_sync_on_another_id_orders_nothing():
-    # counter-example: the consumer waits on barrier 2, which nobody arrives on after the store
-    k = build(swap(NAMED, "bar.sync 1, 64; // @sync", "bar.sync 2, 64; // @sync"))
+    # counter-example: the consumer syncs on barrier 2 for its own 32 threads (it completes at once), which nobody
+    # arrives on after the store
+    k = build(swap(NAMED, "bar.sync 1, 64; // @sync", "bar.sync 2, 32; // @sync"))
     w0, w1 = k.warp(0), k.warp(1)
     assert k.ctx.sync.must_happen_before(k.at["a"], w0, k.at["b"], w1) is False
     o = k.ctx.sync.ordering((k.at["a"],), w0, k.at["b"], w1)
@@ -250,16 +251,25 @@ def test_barrier_that_only_the_producer_executes_orders_nothing():
 
 # ---- mbarrier arrive → try_wait.parity ------------------------------------------------------------------------
 
-#: Warp 0 stores, waits, and arrives on bar0 (its phase 0 completes: count 1); warp 1 waits for phase 0 (parity 0)
-#: and loads.
-MBAR = """
+#: Thread 64 (lane 0 of warp 2) arrives on bar1 at once, ordered after nothing: it completes bar1's phase 0, so
+#: that a wait on bar1 returns (a wait that nothing can complete would never return, and what follows it would never
+#: run: ordered vacuously).
+STRAY = """
+\tsetp.eq.u32 %p14, %r1, 64;
+\t@%p14 mbarrier.arrive.shared::cta.b64 %rd8, [bar1];
+"""
+
+#: Warp 0 stores, waits, and its elected lane arrives on bar0 (its phase 0 completes: count 1); warp 1 waits for
+#: phase 0 (parity 0) and loads (with ``STRAY``).
+MBAR = STRAY + """
 \tsetp.eq.u32 %p2, %r2, 1;
 \t@%p2 bra CONSUMER;
 \t@%p1 bra DONE;
+\telect.sync %r12|%p15, -1;
 \ttcgen05.st.sync.aligned.32x32b.x4.b32 [%r5], {%r1, %r1, %r1, %r1}; // @a
 \ttcgen05.wait::st.sync.aligned;
 \ttcgen05.fence::before_thread_sync;
-\tmbarrier.arrive.shared::cta.b64 %rd1, [bar0]; // @arrive
+\t@%p15 mbarrier.arrive.shared::cta.b64 %rd1, [bar0]; // @arrive
 \tbra.uni DONE;
 CONSUMER:
 WAIT:
@@ -314,7 +324,7 @@ def test_passes_at_once_is_not_judged_for_a_parity_in_a_register():
 
 
 def test_mbarrier_wait_on_another_barrier_orders_nothing():
-    # counter-example: the consumer waits on bar1, which nobody arrives on
+    # counter-example: the consumer waits on bar1, whose phase 0 the stray arrival of thread 64 completes
     k = build(swap(MBAR, "[bar0], 0; // @wait", "[bar1], 0; // @wait"))
     w0, w1 = k.warp(0), k.warp(1)
     assert k.ctx.sync.must_happen_before(k.at["a"], w0, k.at["b"], w1) is False
@@ -323,13 +333,27 @@ def test_mbarrier_wait_on_another_barrier_orders_nothing():
     assert o.describe() == "no wait on the barrier it arrives on"
 
 
-def test_mbarrier_arrive_on_a_path_that_may_be_skipped_orders_nothing():
-    # counter-example: the arrive skipped when the kernel's ``flag`` parameter is 0 (a CTA-uniform branch that
-    # warp 1's wait does not test: warp 1 may wait forever, or for a later arrival that is not this one)
-    arrive = "\tmbarrier.arrive.shared::cta.b64 %rd1, [bar0]; // @arrive\n"
+@pytest.mark.xfail(strict=True, reason="PTX ISA §9.7.13.15: phase 0 of bar0 (count 1) completes only with an "
+                                       "arrival, and warp 0's arrive after the store is the only one on bar0: when "
+                                       "warp 0 skips it (flag == 0), warp 1's wait never returns and its load never "
+                                       "runs, so every load that runs is ordered. The model pairs warp 0's path "
+                                       "without the arrive with warp 1's path through the wait and answers False")
+def test_a_wait_only_the_skippable_arrive_can_complete_still_orders():
+    # the arrive skipped when the kernel's ``flag`` parameter is 0 (a CTA-uniform branch warp 1 does not test)
+    arrive = "\t@%p15 mbarrier.arrive.shared::cta.b64 %rd1, [bar0]; // @arrive\n"
     k = build(swap(MBAR, arrive, "\t@!%p9 bra DONE;\n" + arrive))
     w0, w1 = k.warp(0), k.warp(1)
-    assert k.ctx.sync.must_happen_before(k.at["a"], w0, k.at["b"], w1) is False
+    assert k.ctx.sync.must_happen_before(k.at["a"], w0, k.at["b"], w1) is True
+
+
+def test_a_skippable_arrive_does_not_order_when_another_arrival_can_complete_the_phase():
+    # twin of the above: the stray arrival on bar1, and warp 1 waiting on bar1 for the phase it completes, while
+    # warp 0 arrives on bar1 after its store only when ``flag`` is set: phase 0 may complete without it
+    arrive = "\t@%p15 mbarrier.arrive.shared::cta.b64 %rd1, [bar0]; // @arrive\n"
+    body = swap(swap(MBAR, arrive, "\t@!%p9 bra DONE;\n" + arrive.replace("[bar0]", "[bar1]")),
+                "[bar0], 0; // @wait", "[bar1], 0; // @wait")
+    k = build(body)
+    assert k.ctx.sync.must_happen_before(k.at["a"], k.warp(0), k.at["b"], k.warp(1)) is False
 
 
 def test_mbarrier_wait_on_a_path_that_may_be_skipped_orders_nothing():
@@ -341,11 +365,11 @@ def test_mbarrier_wait_on_a_path_that_may_be_skipped_orders_nothing():
 
 
 #: ``Ordering.missing`` is worked out from the union over paths of what ``ka`` releases and ``kb`` waits on, not
-#: from the pair of paths that is unordered: a release or a wait that only some paths skip is reported as "phase"
-#: (describe(): "the wait on its barrier comes before the arrival"), which is not what happens on those paths.
+#: from the pair of paths that is unordered: a wait that only some paths skip is reported as "phase" (describe():
+#: "the wait on its barrier comes before the arrival"), which is not what happens on those paths.
 _MISSING_FROM_UNION = ("Ordering.missing is derived from the union of all paths' releases and waits (order.py "
-                       "SyncModel.ordering), not from the unordered pair of paths: a skipped wait or arrive is "
-                       "reported as 'phase'")
+                       "SyncModel.ordering), not from the unordered pair of paths: a skipped wait is reported as "
+                       "'phase'")
 
 
 @pytest.mark.xfail(strict=True, reason=_MISSING_FROM_UNION)
@@ -355,19 +379,11 @@ def test_ordering_names_the_wait_a_path_skips():
     assert (o.verdict, o.missing) == (False, "wait")  # on the unordered path (flag == 0) warp 1 waits on nothing
 
 
-@pytest.mark.xfail(strict=True, reason=_MISSING_FROM_UNION)
-def test_ordering_names_the_release_a_path_skips():
-    arrive = "\tmbarrier.arrive.shared::cta.b64 %rd1, [bar0]; // @arrive\n"
-    k = build(swap(MBAR, arrive, "\t@!%p9 bra DONE;\n" + arrive))
-    o = k.ctx.sync.ordering((k.at["a"],), k.warp(0), k.at["b"], k.warp(1))
-    assert (o.verdict, o.missing) == (False, "release")  # on the unordered path (flag == 0) warp 0 arrives nowhere
-
-
 # ---- tcgen05.commit → mbarrier wait: completion of an asynchronous MMA ----------------------------------------
 
 #: One elected lane of warp 0 issues an MMA into columns 0-63 and commits to bar0 (PTX ISA §9.7.16.8.4: the
 #: arrival happens when the MMA has completed); warp 1 waits for phase 0 of bar0 and loads the accumulator.
-COMMIT = f"""
+COMMIT = STRAY + f"""
 \tsetp.eq.u32 %p2, %r2, 1;
 \t@%p2 bra CONSUMER;
 \t@%p1 bra DONE;
@@ -412,11 +428,11 @@ def test_plain_arrive_after_an_mma_orders_its_issue_not_its_completion():
     assert o.describe() == "no tcgen05.commit (or arrive) after it"
 
 
-def test_commit_to_a_barrier_the_consumer_does_not_wait_on_completes_nothing_for_it():
-    # counter-example: the commit arrives on bar1; warp 1 waits on bar0, on which nobody arrives
-    k = build(swap(COMMIT, COMMIT_INST, COMMIT_INST.replace("[bar0]", "[bar1]")))
+def test_a_wait_on_another_barrier_than_the_commits_completes_nothing():
+    # counter-example: warp 1 waits on bar1 (completed by the stray arrival), the commit arrives on bar0
+    k = build(swap(COMMIT, "[bar0], 0; // @wait", "[bar1], 0; // @wait"))
     o = k.ctx.sync.ordering((k.at["a"],), k.warp(0), k.at["b"], k.warp(1), completion=True)
-    assert o == Ordering(False, (BAR1,), (), "wait")
+    assert o == Ordering(False, (BAR0,), (), "wait")
 
 
 #: Three roles: warp 0's elected lane commits its MMA to bar0; warp 1 waits for it and arrives on bar1; warp 2
@@ -470,7 +486,7 @@ def test_a_relay_that_arrives_before_it_waits_hands_nothing_on():
 
 #: Warp 0 alone: its elected lane issues an MMA and commits to bar0, the warp waits for bar0 and frees the
 #: columns (the MMA warp's producer tail before its dealloc).
-OWN = f"""
+OWN = STRAY + f"""
 \t@%p1 bra DONE;
 \telect.sync %r6|%p4, -1;
 \t@!%p4 bra ISSUED;
@@ -494,15 +510,15 @@ def test_waits_own_completion_after_commit_and_wait():
 
 
 def test_waits_own_completion_without_the_wait_is_false():
-    # counter-example: the wait on bar0 replaced by a wait on bar1 (which the commit does not arrive on)
+    # counter-example: the wait on bar0 replaced by a wait on bar1 (completed by the stray arrival, not the commit)
     k = build(swap(OWN, OWN_WAIT, OWN_WAIT.replace("[bar0]", "[bar1]")))
     assert k.ctx.sync.waits_own_completion(k.warp(0), (k.at["a"],), k.at["b"]) is False
 
 
 def test_waits_own_completion_without_the_commit_is_false():
-    # counter-example: no commit: the wait on bar0 does not track the MMA
+    # counter-example: a plain arrive on bar0 instead of the commit: the phase completes at its issue, not the MMA's
     k = build(swap(OWN, "\ttcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar0]; // @commit\n",
-                   ""))
+                   "\tmbarrier.arrive.shared::cta.b64 %rd1, [bar0]; // @commit\n"))
     assert k.ctx.sync.waits_own_completion(k.warp(0), (k.at["a"],), k.at["b"]) is False
 
 
@@ -522,7 +538,8 @@ WAIT:
 \ttcgen05.ld.sync.aligned.32x32b.x4.b32 {%r40, %r41, %r42, %r43}, [%r5]; // @first
 \ttcgen05.wait::ld.sync.aligned;
 \ttcgen05.fence::before_thread_sync;
-\tmbarrier.arrive.shared::cta.b64 %rd1, [bar1]; // @release
+\telect.sync %r12|%p15, -1;
+\t@%p15 mbarrier.arrive.shared::cta.b64 %rd1, [bar1]; // @release
 AGAIN:
 \ttcgen05.ld.sync.aligned.32x32b.x4.b32 {%r50, %r51, %r52, %r53}, [%r5]; // @late
 \ttcgen05.wait::ld.sync.aligned;
@@ -545,9 +562,9 @@ def test_a_wait_after_the_hand_over_ends_it():
 
 def test_executes_follows_the_warp_guards():
     k = build(COMMIT)
-    assert [k.ctx.sync.executes(c, k.at["a"]) for c in k.ctx.threads.classes] == [True, False, False]
-    assert [k.ctx.sync.executes(c, k.at["b"]) for c in k.ctx.threads.classes] == [False, True, False]
-    assert [c.warps for c in k.ctx.threads.classes] == [(0,), (1,), (2, 3)]
+    assert [c.warps for c in k.ctx.threads.classes] == [(0,), (1,), (2,), (3,)]  # thread 64's test splits 2 from 3
+    assert [k.ctx.sync.executes(c, k.at["a"]) for c in k.ctx.threads.classes] == [True, False, False, False]
+    assert [k.ctx.sync.executes(c, k.at["b"]) for c in k.ctx.threads.classes] == [False, True, False, False]
 
 
 # ---- answers the ISA contradicts (strict xfail: a fix of the engine turns them into passes) -------------------
@@ -605,7 +622,7 @@ def test_bar_red_does_not_order_a_load_issued_before_it():
 #: ``MBAR`` with one more arrive of warp 0 on bar0 before its store: that arrival completes phase 0 (count 1), so
 #: the store is released into phase 1.
 MBAR_EARLY = swap(MBAR, "\ttcgen05.st.sync.aligned.32x32b.x4.b32 [%r5], {%r1, %r1, %r1, %r1}; // @a\n",
-                  "\tmbarrier.arrive.shared::cta.b64 %rd4, [bar0];\n"
+                  "\t@%p15 mbarrier.arrive.shared::cta.b64 %rd4, [bar0];\n"
                   "\ttcgen05.st.sync.aligned.32x32b.x4.b32 [%r5], {%r1, %r1, %r1, %r1}; // @a\n")
 MBAR_WAIT = "\tmbarrier.try_wait.parity.shared::cta.b64 %p7, [bar0], 0; // @wait\n\t@!%p7 bra WAIT;\n"
 
@@ -632,15 +649,15 @@ def test_a_commit_tracks_only_the_operations_issued_before_it():
     assert k.ctx.sync.completes_before(k.at["late"], k.warp(0), k.at["b"], k.warp(1)) is False
 
 
-#: ``MBAR`` with warp 2 arriving on bar0 too (it has stored nothing): with bar0's count 1 (``PRE``), whichever
+#: ``MBAR`` with thread 64 (lane 0 of warp 2) arriving on bar0 too (it has stored nothing): with bar0's count 1 (``PRE``), whichever
 #: arrival comes first completes phase 0, which warp 1 waits for.
 MBAR_TWO = swap(MBAR, "\tsetp.eq.u32 %p2, %r2, 1;\n",
                 "\tsetp.eq.u32 %p3, %r2, 2;\n\t@%p3 bra OTHER;\n\tsetp.eq.u32 %p2, %r2, 1;\n") + \
-    "\tbra.uni DONE;\nOTHER:\n\tmbarrier.arrive.shared::cta.b64 %rd3, [bar0];\n"
+    "\tbra.uni DONE;\nOTHER:\n\t@%p14 mbarrier.arrive.shared::cta.b64 %rd3, [bar0];\n"
 
 
 @pytest.mark.xfail(strict=True, reason="PTX ISA §9.7.13.15.1-2: a phase completes when its pending arrival count "
-                                       "reaches 0; with the expected count 1, warp 2's arrival may complete phase 0 "
+                                       "reaches 0; with the expected count 1, thread 64's arrival may complete phase 0 "
                                        "before warp 0's, so warp 1's wait for phase 0 does not order warp 0's store. "
                                        "The model counts only the arrivals of the releasing class, never the "
                                        "mbarrier.init count or other classes' arrivals")
