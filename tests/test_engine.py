@@ -649,8 +649,8 @@ def test_a_commit_tracks_only_the_operations_issued_before_it():
     assert k.ctx.sync.completes_before(k.at["late"], k.warp(0), k.at["b"], k.warp(1)) is False
 
 
-#: ``MBAR`` with thread 64 (lane 0 of warp 2) arriving on bar0 too (it has stored nothing): with bar0's count 1 (``PRE``), whichever
-#: arrival comes first completes phase 0, which warp 1 waits for.
+#: ``MBAR`` with thread 64 (lane 0 of warp 2) arriving on bar0 too (it has stored nothing): with bar0's count 1
+#: (``PRE``), whichever arrival comes first completes phase 0, which warp 1 waits for.
 MBAR_TWO = swap(MBAR, "\tsetp.eq.u32 %p2, %r2, 1;\n",
                 "\tsetp.eq.u32 %p3, %r2, 2;\n\t@%p3 bra OTHER;\n\tsetp.eq.u32 %p2, %r2, 1;\n") + \
     "\tbra.uni DONE;\nOTHER:\n\t@%p14 mbarrier.arrive.shared::cta.b64 %rd3, [bar0];\n"
