@@ -247,6 +247,8 @@ class SyncModel:
         self._transitive: dict[tuple, bool] = {}
         self._agreement: dict[tuple, bool] = {}
         self._uniform_facts: dict[frozenset, frozenset] = {}
+        self._undecidable: dict[tuple[frozenset, frozenset], bool] = {}
+        self._key_order: dict[frozenset, tuple[BarrierKey, ...]] = {}
         self._ordered: dict[tuple, bool | None] = {}
         self._released: dict[int, tuple] = {}  # class id -> (class, {instruction index: releases})
         self._overfull: dict[object, bool] = {}  # barrier id -> more threads take part than its thread count
@@ -265,6 +267,21 @@ class SyncModel:
         hit = self._agreement.get(fact_sets)
         if hit is None:
             hit = self._agreement[fact_sets] = consistent_choice_facts(list(fact_sets))
+        return hit
+
+    def _undecidable_pair(self, f1: frozenset, f2: frozenset) -> bool:
+        """``threads.undecidable_pair`` memoised: the same pairs of path facts are asked about for every barrier
+        key and every pair of instructions."""
+        hit = self._undecidable.get((f1, f2))
+        if hit is None:
+            hit = self._undecidable[(f1, f2)] = undecidable_pair(f1, f2)
+        return hit
+
+    def _in_order(self, keys: frozenset) -> tuple[BarrierKey, ...]:
+        """The barrier keys ``keys`` in a fixed order (by ``repr``), memoised per key set."""
+        hit = self._key_order.get(keys)
+        if hit is None:
+            hit = self._key_order[keys] = tuple(sorted(keys, key=repr))
         return hit
 
     def site(self, inst: Instruction) -> SyncSite | None:
@@ -702,10 +719,15 @@ class SyncModel:
             for w in waits:
                 if not self.executes(k2, w):
                     continue
+                # ``then`` depends on ``w`` and ``b`` only, so it is shared by every group asked about: asked
+                # first, it spares the first hop where the second cannot order (hops - 1 questions never come back
+                # to a question of ``hops``, so the order of the two does not change either answer)
+                then = self.all_happen_before((w,), k2, b, kb, hops - 1)
+                if then is False:
+                    continue
                 first = self._direct(group, ka, w, k2, completion, phases=phases)
                 if first is False:
                     continue
-                then = self.all_happen_before((w,), k2, b, kb, hops - 1)
                 if first and then:
                     result = True
                     break
@@ -750,7 +772,7 @@ class SyncModel:
                 unknown = False
                 for f, m in b_states:
                     if m == 0:
-                        if not undecidable_pair(f, fa):
+                        if not self._undecidable_pair(f, fa):
                             return False
                         unknown = True
                 return None if unknown else True
@@ -761,7 +783,7 @@ class SyncModel:
             for f, m in b_states:
                 n = max((c for g, c in a_states if self._agree(g, f, fa)), default=0)
                 if not (m > 0 and (n >= MANY or m >= MANY or n + 1 <= m)):
-                    if tied or not undecidable_pair(f, fa):
+                    if tied or not self._undecidable_pair(f, fa):
                         return False
                     verdict = None  # both paths chosen by values each class computed itself
             return verdict
@@ -776,13 +798,13 @@ class SyncModel:
                 # the search stops at the first key that orders: the same answer whatever the order of the keys,
                 # without simulating the counts of the keys after it
                 verdicts = []
-                for x in sorted(keys, key=repr):
+                for x in self._in_order(keys):
                     verdicts.append(orders(x, fa, fb))
                     if verdicts[-1] is True:
                         break
                 if True in verdicts:
                     continue
-                if None in verdicts or (not tied and undecidable_pair(fa, fb)):
+                if None in verdicts or (not tied and self._undecidable_pair(fa, fb)):
                     uncertain = True  # e.g. a role that allocated but met only empty tiles, per its own loads
                     continue
                 return False
