@@ -598,19 +598,11 @@ def test_bar_red_orders_like_bar_sync():
     assert k.ctx.sync.must_happen_before(k.at["a"], k.warp(0), k.at["b"], k.warp(1)) is True
 
 
-@pytest.mark.xfail(strict=True, reason="PTX ISA §9.7.13.1: the barrier of bar.red.popc.u32 d, a, c is its second "
-                                       "operand a; sync_site reads the destination d as the barrier id (None here: "
-                                       "a register with no definition), so the key is inexact and its phases are "
-                                       "not counted")
 def test_bar_red_is_barrier_0_with_its_phases_counted():
     k = build(BAR_RED)
     assert k.ctx.sync.site(k.at["sync"]).key == BarrierKey("bar", 0)
 
 
-@pytest.mark.xfail(strict=True, reason="PTX ISA §9.7.13.1: bar.red.popc on barrier 0 orders nothing before a load "
-                                       "that warp 1 issues before it (both warps passed phase 0 in the prologue); "
-                                       "the model answers True (inexact key: any earlier wait on a CTA barrier "
-                                       "orders)")
 def test_bar_red_does_not_order_a_load_issued_before_it():
     body = swap(swap(BAR_RED, BAR_SYNC_LD, ""), "STORED:\n", "STORED:\n" + BAR_SYNC_LD)
     k = build(body)

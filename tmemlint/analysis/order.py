@@ -107,8 +107,9 @@ def sync_site(values, inst: Instruction) -> SyncSite | None:
         if len(parts) > 1 and parts[1] == "warp":
             return None  # bar.warp.sync: one warp
         ident = None
-        if inst.operands:
-            v = values.value(inst, inst.operands[0])
+        at = 1 if "red" in parts else 0  # bar.red.popc.u32 d, a{, b}, {!}c: the barrier is a (§9.7.13.1)
+        if len(inst.operands) > at:
+            v = values.value(inst, inst.operands[at])
             ident = v[1] if v is not TOP and v[0] == "c" else None
         arrive_only = "arrive" in parts
         return SyncSite(BarrierKey("bar", ident), True, not arrive_only)
