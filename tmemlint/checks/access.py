@@ -560,7 +560,19 @@ def _store_bytes(inst) -> int:
             size = _SCALAR_BYTES[q[1:]]
         elif q in ("v2", "v4", "v8"):
             vec = int(q[1:])
+    if inst.op == "cp" and "bulk" in inst.parts and "tensor" not in inst.parts and len(inst.operands) > 2 \
+            and type(inst.operands[2]) is Imm:
+        return int(inst.operands[2].value)  # cp.async.bulk [dst], [src], size: size bytes (a multiple of 16)
     return size * vec if size is not None and inst.op in ("st", "atom", "red") else 4
+
+
+def _cp_to_shared(inst) -> bool:
+    """Whether copy ``inst`` writes shared memory: its destination state space, the first one named
+    (``cp.async.ca.shared.global``, ``cp.async.bulk.shared::cluster.global``, ``cp.async.bulk.tensor.2d.shared::cta
+    .global``: PTX ISA ``#data-movement-and-conversion-instructions-cp-async``, ``-cp-async-bulk``,
+    ``-cp-async-bulk-tensor``), is ``.shared``."""
+    space = next((q for q in inst.parts[1:] if q.split("::")[0] in ("shared", "global", "local")), "")
+    return space.startswith("shared")
 
 
 def _thread_hit(ctx, inst, slot):
@@ -657,7 +669,7 @@ def alloc_slot_aliased(ctx):
             continue
         if inst.op == "mbarrier" and (len(inst.parts) < 2 or inst.parts[1] != "init"):
             continue
-        if inst.op in ("cp",) and "shared" not in ".".join(inst.parts[1:3]):
+        if inst.op == "cp" and not _cp_to_shared(inst):
             continue
         v = va.address_value(inst, inst.operands[0])
         if v is TOP:
