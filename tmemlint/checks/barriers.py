@@ -6,6 +6,10 @@ and-communication-instructions-mbarrier``), §9.7.9.22 (``mapa``), reference §3
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+from functools import partial
+from typing import TYPE_CHECKING
+
 from tmemlint.analysis.cluster import CTA_IDENTITY_SREGS, PairRoles, mentions_identity
 from tmemlint.analysis.control import can_reach, divergent_defs
 from tmemlint.analysis.lifecycle import consistent_choice_facts
@@ -15,6 +19,13 @@ from tmemlint.analysis.paths import BudgetExceeded, PropertySimulation
 from tmemlint.analysis.threads import (UNKNOWN_LANES, cross_warp_facts, depends_on, is_lane_fact, lane_counts,
                                       lanes_on_path, undecidable_pair)
 from tmemlint.checks.registry import rule
+from tmemlint.ir import Instruction
+
+if TYPE_CHECKING:
+    from tmemlint.analysis.mbarriers import BarrierKey
+    from tmemlint.analysis.paths import Facts
+    from tmemlint.analysis.threads import WarpClass
+    from tmemlint.checks.context import FunctionContext
 
 #: tcgen05 instructions with single-thread semantics (PTX ISA Table 46): each thread that executes one issues it.
 SINGLE_THREAD = ("tcgen05.mma", "tcgen05.cp", "tcgen05.shift", "tcgen05.commit")
@@ -313,7 +324,7 @@ def _abandoning_path(ctx, sender, exits, unwaited: dict):
     return None
 
 
-def _cluster_uniform(facts: frozenset, per_thread) -> frozenset:
+def _cluster_uniform(facts: Facts, per_thread: frozenset[int]) -> Facts:
     """The facts of ``facts`` that hold for every CTA of the cluster: no thread predicates, register values of the
     path, values that differ per thread (``per_thread``: ``divergent_defs``; a spin loop's try_wait result), or
     the identity of the CTA within its cluster (``%clusterid``, the cluster's own, is the same in the sender's CTA
@@ -323,11 +334,11 @@ def _cluster_uniform(facts: frozenset, per_thread) -> frozenset:
                      and not depends_on(x[0], per_thread))
 
 
-def _sender_keys(ctx, senders) -> frozenset:
+def _sender_keys(ctx: FunctionContext, senders: list[Instruction]) -> frozenset[Hashable]:
     """The predicate keys (cross-warp form) of the cluster-uniform facts on the paths to ``senders``: the
     conditions by which an exit path can be told apart from a sender's."""
     per_thread = divergent_defs(ctx)
-    keys: set = set()
+    keys: set[Hashable] = set()
     for s in senders:
         for ka in ctx.threads.classes:
             for fa in ctx.sync.fact_sets(ka, s) or ():
@@ -335,7 +346,9 @@ def _sender_keys(ctx, senders) -> frozenset:
     return frozenset(keys)
 
 
-def _waited_before(ctx, key, watched: set[int], split: frozenset = frozenset()) -> tuple[dict, dict]:
+def _waited_before(ctx: FunctionContext, key: BarrierKey, watched: set[int],
+                   split: frozenset[Hashable] = frozenset()) -> tuple[dict[tuple[int, int], bool],
+                                                                    dict[tuple[int, int], set[Facts]]]:
     """``(every, unwaited)``: ``every`` maps ``(id(class), instruction index) → True`` where every path of the class
     reaching the instruction (one of ``watched``) has waited on barrier ``key`` (``mbarrier.try_wait`` /
     ``test_wait``) before it; ``unwaited`` maps the same pairs to the cross-warp fact sets of the paths that have
@@ -349,11 +362,11 @@ def _waited_before(ctx, key, watched: set[int], split: frozenset = frozenset()) 
     property (``True``)."""
 
     va = ctx.values
-    out: dict = {}
-    unwaited: dict = {}
+    out: dict[tuple[int, int], bool] = {}
+    unwaited: dict[tuple[int, int], set[Facts]] = {}
     leaders = {b.instructions[0].index for b in ctx.cfg.blocks.values() if b.instructions} if split else set()
 
-    def transfer(prop, inst, facts):
+    def transfer(prop: Hashable, inst: Instruction, facts: Facts) -> Hashable:
         if prop is True:
             return prop
         if inst.op == "mbarrier":
@@ -367,7 +380,7 @@ def _waited_before(ctx, key, watched: set[int], split: frozenset = frozenset()) 
                 return kept
         return prop
 
-    def observe(klass, prop, inst, facts):
+    def observe(klass: WarpClass, prop: Hashable, inst: Instruction, facts: Facts) -> None:
         if inst.index in watched:
             k = (id(klass), inst.index)
             waited = prop is True
@@ -375,13 +388,12 @@ def _waited_before(ctx, key, watched: set[int], split: frozenset = frozenset()) 
             if not waited:
                 unwaited.setdefault(k, set()).add(cross_warp_facts(va, facts))
 
-    def relevant(inst) -> bool:
+    def relevant(inst: Instruction) -> bool:
         return inst.index in watched or inst.op == "mbarrier" or inst.index in leaders
 
     for klass in ctx.threads.classes:
-        sim = PropertySimulation(ctx.cfg, va, klass, transfer, frozenset(),
-                                 observe=lambda p, i, f, k=klass: observe(k, p, i, f), relevant=relevant,
-                                 transfer_facts=True)
+        sim = PropertySimulation(ctx.cfg, va, klass, transfer, frozenset(), observe=partial(observe, klass),
+                                 relevant=relevant, transfer_facts=True)
         try:
             sim.run()
         except BudgetExceeded:
