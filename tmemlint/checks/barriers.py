@@ -6,14 +6,26 @@ and-communication-instructions-mbarrier``), §9.7.9.22 (``mapa``), reference §3
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+from functools import partial
+from typing import TYPE_CHECKING
+
 from tmemlint.analysis.cluster import CTA_IDENTITY_SREGS, PairRoles, mentions_identity
 from tmemlint.analysis.control import can_reach, divergent_defs
 from tmemlint.analysis.lifecycle import consistent_choice_facts
 from tmemlint.analysis.mbarriers import (CLUSTER, LOCAL, NEVER_REMOTE, arrive_site, barrier_key, cluster_targets,
                                         expected_counts, mapa_origin, mbarrier_op)
+from tmemlint.analysis.paths import BudgetExceeded, PropertySimulation
 from tmemlint.analysis.threads import (UNKNOWN_LANES, cross_warp_facts, depends_on, is_lane_fact, lane_counts,
                                       lanes_on_path, undecidable_pair)
 from tmemlint.checks.registry import rule
+from tmemlint.ir import Instruction
+
+if TYPE_CHECKING:
+    from tmemlint.analysis.mbarriers import BarrierKey
+    from tmemlint.analysis.paths import Facts
+    from tmemlint.analysis.threads import WarpClass
+    from tmemlint.checks.context import FunctionContext
 
 #: tcgen05 instructions with single-thread semantics (PTX ISA Table 46): each thread that executes one issues it.
 SINGLE_THREAD = ("tcgen05.mma", "tcgen05.cp", "tcgen05.shift", "tcgen05.commit")
@@ -218,9 +230,9 @@ def commit_target_recycled(ctx):
             elif m.kind == "inval" or (m.kind == "init" and any(can_reach(ctx, s, inst) for s in senders)):
                 retire.append(inst)
         watched = {i.index for i in waits + retire + exits}
-        waited_at, unwaited = _waited_before(ctx, key, watched)
-
         remote_only = all(x.op == "mbarrier" for x in senders)
+        split = frozenset() if remote_only else _sender_keys(ctx, senders)
+        waited_at, unwaited = _waited_before(ctx, key, watched, split)
 
         def safe(at, kb) -> bool | None:
             """Whether ``kb`` has waited on ``key`` before every execution of ``at`` (or, for remote arrives, which
@@ -281,13 +293,7 @@ def _abandoning_path(ctx, sender, exits, unwaited: dict):
     per_thread = divergent_defs(ctx)
 
     def strip(f):
-        """The facts that hold for every CTA of the cluster: no thread predicates, register values of the path,
-        values that differ per thread (a spin loop's try_wait result), or the identity of the CTA within its
-        cluster (``%clusterid``, the cluster's own, is the same in the sender's CTA and its targets: a persistent
-        tile loop over ``clusterid.x`` runs as often in both)."""
-        return frozenset(x for x in f if not is_lane_fact(x[0]) and x[0][0] != "regval"
-                         and not mentions_identity(x[0], sregs=CTA_IDENTITY_SREGS)
-                         and not depends_on(x[0], per_thread))
+        return _cluster_uniform(f, per_thread)
 
     for ka in ctx.threads.classes:
         sets = ctx.sync.fact_sets(ka, sender)
@@ -318,28 +324,78 @@ def _abandoning_path(ctx, sender, exits, unwaited: dict):
     return None
 
 
-def _waited_before(ctx, key, watched: set[int]) -> tuple[dict, dict]:
+def _cluster_uniform(facts: Facts, per_thread: frozenset[int]) -> Facts:
+    """The facts of ``facts`` that hold for every CTA of the cluster: no thread predicates, register values of the
+    path, values that differ per thread (``per_thread``: ``divergent_defs``; a spin loop's try_wait result), or
+    the identity of the CTA within its cluster (``%clusterid``, the cluster's own, is the same in the sender's CTA
+    and its targets: a persistent tile loop over ``clusterid.x`` runs as often in both)."""
+    return frozenset(x for x in facts if not is_lane_fact(x[0]) and x[0][0] != "regval"
+                     and not mentions_identity(x[0], sregs=CTA_IDENTITY_SREGS)
+                     and not depends_on(x[0], per_thread))
+
+
+def _sender_keys(ctx: FunctionContext, senders: list[Instruction]) -> frozenset[Hashable]:
+    """The predicate keys (cross-warp form) of the cluster-uniform facts on the paths to ``senders``: the
+    conditions by which an exit path can be told apart from a sender's."""
+    per_thread = divergent_defs(ctx)
+    keys: set[Hashable] = set()
+    for s in senders:
+        for ka in ctx.threads.classes:
+            for fa in ctx.sync.fact_sets(ka, s) or ():
+                keys.update(k for k, _ in _cluster_uniform(fa, per_thread))
+    return frozenset(keys)
+
+
+def _waited_before(ctx: FunctionContext, key: BarrierKey, watched: set[int],
+                   split: frozenset[Hashable] = frozenset()) -> tuple[dict[tuple[int, int], bool],
+                                                                    dict[tuple[int, int], set[Facts]]]:
     """``(every, unwaited)``: ``every`` maps ``(id(class), instruction index) → True`` where every path of the class
     reaching the instruction (one of ``watched``) has waited on barrier ``key`` (``mbarrier.try_wait`` /
     ``test_wait``) before it; ``unwaited`` maps the same pairs to the cross-warp fact sets of the paths that have
-    not (one simulation per warp class)."""
+    not (one simulation per warp class).
+
+    The simulation joins the paths that carry one property by intersecting their facts, so two paths that skip
+    the wait for different reasons (a zero-trip k-loop, and the arithmetic-infeasible exit of its unrolled
+    remainder) would reach the exit with the facts neither contradicts the sender with.  ``split``: predicate keys
+    (cross-warp form) whose facts an unwaited path keeps in its property, taken at each block's first
+    instruction, so that paths that disagree on them reach an exit as separate fact sets; a waited path is one
+    property (``True``)."""
 
     va = ctx.values
-    out: dict = {}
-    unwaited: dict = {}
+    out: dict[tuple[int, int], bool] = {}
+    unwaited: dict[tuple[int, int], set[Facts]] = {}
+    leaders = {b.instructions[0].index for b in ctx.cfg.blocks.values() if b.instructions} if split else set()
 
-    def transfer(waited, inst):
-        if waited or inst.op != "mbarrier":
-            return waited
-        m = mbarrier_op(inst)
-        return m is not None and m.kind in ("try_wait", "test_wait") and barrier_key(va, inst, m.operand).may_alias(key)
+    def transfer(prop: Hashable, inst: Instruction, facts: Facts) -> Hashable:
+        if prop is True:
+            return prop
+        if inst.op == "mbarrier":
+            m = mbarrier_op(inst)
+            if m is not None and m.kind in ("try_wait", "test_wait") and barrier_key(va, inst, m.operand).may_alias(
+                    key):
+                return True
+        if inst.index in leaders:
+            kept = frozenset(f for f in cross_warp_facts(va, facts) if f[0] in split)
+            if kept != prop:
+                return kept
+        return prop
 
-    def observe(klass, waited, inst, facts):
+    def observe(klass: WarpClass, prop: Hashable, inst: Instruction, facts: Facts) -> None:
         if inst.index in watched:
             k = (id(klass), inst.index)
-            out[k] = bool(waited) and out.get(k, True)
+            waited = prop is True
+            out[k] = waited and out.get(k, True)
             if not waited:
                 unwaited.setdefault(k, set()).add(cross_warp_facts(va, facts))
 
-    ctx.simulate(transfer, False, observe, relevant=lambda i: i.index in watched or i.op == "mbarrier")
+    def relevant(inst: Instruction) -> bool:
+        return inst.index in watched or inst.op == "mbarrier" or inst.index in leaders
+
+    for klass in ctx.threads.classes:
+        sim = PropertySimulation(ctx.cfg, va, klass, transfer, frozenset(), observe=partial(observe, klass),
+                                 relevant=relevant, transfer_facts=True)
+        try:
+            sim.run()
+        except BudgetExceeded:
+            ctx.bounded.append(f"path simulation of {klass!r} exceeded its budget")
     return out, unwaited
