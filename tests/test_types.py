@@ -28,6 +28,7 @@ CLEAN = [
     "lifecycle.py",
     "regions.py",
     "localmem.py",
+    "control.py",
 ]
 
 

@@ -33,7 +33,7 @@ The lattice is flat (⊥ < any value < TOP), so the fixed point is reached in a 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tmemlint.ir import Address, Imm, Instruction, NotReg, ParenList, Reg, RegPair, Sym, Vec
 from tmemlint.threadexpr import BIN as _BIN, CMP as _CMP, eval_tid, wrap as _wrap
@@ -41,7 +41,12 @@ from tmemlint.threadexpr import BIN as _BIN, CMP as _CMP, eval_tid, wrap as _wra
 if TYPE_CHECKING:  # pragma: no cover - the CFG is built by whoever analyses a function body
     from tmemlint.analysis.cfg import CFG
 
-TOP = ("top",)
+Value = tuple[Any, ...]
+"""A value of the domain: a tuple whose first item is its tag (the table above).  The items after the tag are
+kept as ``Any``: the tuples are built and taken apart by index in this module and in ``threads``, ``order`` and
+``regions`` (``v[0] == "tid"`` tests), so one precise type per tag is for when all of them read it with ``match``."""
+
+TOP: Value = ("top",)
 
 # Opcodes whose first operand is not a register definition.
 _NO_DEF = {
