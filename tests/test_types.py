@@ -29,6 +29,7 @@ CLEAN = [
     "regions.py",
     "localmem.py",
     "control.py",
+    "values.py",
 ]
 
 
