@@ -582,7 +582,7 @@ class ValueAnalysis:
         opq: Value = ("opq", idx)
         ops = inst.operands
         n = len(regs)
-        dst = ops[0]
+        dst = ops[0] if ops else None  # a definition has its destination first (never absent here)
         if n != 1 or type(dst) is not Reg:
             if op == "elect" and type(dst) is RegPair:
                 out: list[Value] = []
