@@ -28,6 +28,8 @@ CLEAN = [
     "lifecycle.py",
     "regions.py",
     "localmem.py",
+    "control.py",
+    "values.py",
 ]
 
 

@@ -7,27 +7,33 @@ lanes of a warp (its own guard, or a branch it is control dependent on, transiti
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+import enum
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from tmemlint.analysis import digraph
-from tmemlint.analysis.cfg import ABORT, ENTRY, EXIT
+from tmemlint.analysis.cfg import ABORT, ENTRY, EXIT, Node
 from tmemlint.analysis.threads import normalize
-from tmemlint.analysis.values import TOP, used_regs
-from tmemlint.ir import Instruction
+from tmemlint.analysis.values import TOP, Value, used_regs
+from tmemlint.ir import Instruction, Reg
 
 if TYPE_CHECKING:  # pragma: no cover
     from tmemlint.analysis.context import AnalysisContext as FunctionContext
+    from tmemlint.analysis.threads import WarpClass
+
+S = TypeVar("S")
+"""A state of ``must_state``'s dataflow (any value its ``transfer`` and ``meet`` take and give)."""
 
 _SINK = "sink"
 
 
-def control_dependences(ctx: "FunctionContext") -> dict:
+def control_dependences(ctx: "FunctionContext") -> dict[int, set[int]]:
     """Block id → set of branch block ids it is directly control dependent on (cached on ``ctx``)."""
-    cached = ctx.__dict__.get("_control_deps")
+    cached: dict[int, set[int]] | None = ctx.__dict__.get("_control_deps")
     if cached is not None:
         return cached
     g = ctx.cfg.graph
-    rev = digraph.DiGraph()
+    rev: digraph.DiGraph[Node] = digraph.DiGraph()
     rev.add_nodes_from(g.nodes)
     rev.add_node(_SINK)
     rev.add_edges_from((v, u) for u, v in g.edges)
@@ -35,20 +41,20 @@ def control_dependences(ctx: "FunctionContext") -> dict:
     rev.add_edge(_SINK, ABORT)
     # nodes that cannot reach an exit (infinite loops) post-dominate nothing; tie them to the sink
     reach = digraph.descendants(rev, _SINK) | {_SINK}
-    for n in list(g.nodes):
-        if n not in reach:
-            rev.add_edge(_SINK, n)
+    for m in list(g.nodes):
+        if m not in reach:
+            rev.add_edge(_SINK, m)
     ipdom = digraph.immediate_dominators(rev, _SINK)
-    deps: dict = {n: set() for n in ctx.cfg.blocks}
+    deps: dict[int, set[int]] = {n: set() for n in ctx.cfg.blocks}
     for a, s in g.edges:
-        if a not in ctx.cfg.blocks:
+        if not isinstance(a, int) or a not in ctx.cfg.blocks:  # block ids are ints, ENTRY/EXIT/ABORT strings
             continue
         stop = ipdom.get(a)
-        n = s
+        n: Node | None = s
         guard = 0
         while n is not None and n != stop and n != _SINK and guard < 100000:
             guard += 1
-            if n in deps:
+            if isinstance(n, int) and n in deps:
                 deps[n].add(a)
             nxt = ipdom.get(n)
             if nxt == n:
@@ -58,37 +64,40 @@ def control_dependences(ctx: "FunctionContext") -> dict:
     return deps
 
 
-def _lane_varying(ctx: "FunctionContext", inst: Instruction, reg) -> bool:
+def _lane_varying(ctx: "FunctionContext", inst: Instruction, reg: Reg) -> bool:
+    """Whether predicate ``reg`` at ``inst`` is a thread predicate (``("tid", e)``) that some warp class does not
+    decide: it may differ between the lanes of one warp."""
     v = ctx.values.reg_value(inst, reg)
     if v is TOP:
         return False
-    key, _ = normalize(v)
+    key = cast(Value, normalize(v)[0])  # normalize gives back a value of the domain
     if key[0] != "tid":
         return False
     return any(k.decide(key[1]) is None for k in ctx.threads.classes)
 
 
-def _decided(ctx: "FunctionContext", inst: Instruction, reg, klass) -> bool | None:
+def _decided(ctx: "FunctionContext", inst: Instruction, reg: Reg, klass: "WarpClass") -> bool | None:
     """The value of predicate ``reg`` at ``inst`` on every thread of warp class ``klass``, None when it is not a
     thread predicate the class decides."""
     v = ctx.values.reg_value(inst, reg)
     if v is TOP:
         return None
-    key, pol = normalize(v)  # the positive form and whether v is it (True) or its negation
+    positive, pol = normalize(v)  # the positive form and whether v is it (True) or its negation
+    key = cast(Value, positive)
     d = klass.decide(key[1]) if key[0] == "tid" else None
     return d if d is None or pol else not d
 
 
-def class_blocks(ctx: "FunctionContext", klass) -> set:
+def class_blocks(ctx: "FunctionContext", klass: "WarpClass") -> set[Node]:
     """Blocks the threads of warp class ``klass`` can reach: from the entry, a guarded branch whose predicate the
     class decides is followed on its decided side only (cached on ``ctx``)."""
-    cache = ctx.__dict__.setdefault("_class_blocks", {})
+    cache: dict[int, set[Node]] = ctx.__dict__.setdefault("_class_blocks", {})
     got = cache.get(id(klass))
     if got is not None:
         return got
     g = ctx.cfg.graph
-    seen: set = set()
-    work = [ENTRY]
+    seen: set[Node] = set()
+    work: list[Node] = [ENTRY]
     while work:
         n = work.pop()
         if n in seen:
@@ -96,7 +105,7 @@ def class_blocks(ctx: "FunctionContext", klass) -> set:
         seen.add(n)
         for s in g.successors(n):
             cond = g[n][s].get("cond")
-            if cond is not None:
+            if cond is not None and isinstance(n, int):  # a conditional edge leaves a block
                 guard, taken = cond
                 d = _decided(ctx, ctx.cfg.blocks[n].instructions[-1], guard.reg, klass)
                 if d is not None and (d != guard.negated) != taken:
@@ -106,25 +115,25 @@ def class_blocks(ctx: "FunctionContext", klass) -> set:
     return seen
 
 
-def _class_avoids(ctx: "FunctionContext", klass, start, home) -> bool:
+def _class_avoids(ctx: "FunctionContext", klass: "WarpClass", start: Node, home: Node) -> bool:
     """Whether a thread of warp class ``klass`` can go from block ``start`` to the kernel's exit without passing
     block ``home`` (branches the class decides followed on their decided side only, as ``class_blocks``).  When it
     cannot, every lane that leaves ``start`` reaches ``home``, whichever side of a lane-varying branch it took:
     nvcc merges ``if (tid == 0) init();`` into the block of ``if (warp == 0) alloc();``, and lane 0 reaches the
     alloc through the init while lanes 1-31 come the other way."""
     g = ctx.cfg.graph
-    seen = {home}
-    work = [start]
+    seen: set[Node] = {home}
+    work: list[Node] = [start]
     while work:
         n = work.pop()
         if n in seen:
             continue
         seen.add(n)
-        if n not in ctx.cfg.blocks:
+        if not isinstance(n, int) or n not in ctx.cfg.blocks:
             return True  # the exit (or an abort)
         for s in g.successors(n):
             cond = g[n][s].get("cond")
-            if cond is not None:
+            if cond is not None and isinstance(n, int):  # a conditional edge leaves a block
                 guard, taken = cond
                 d = _decided(ctx, ctx.cfg.blocks[n].instructions[-1], guard.reg, klass)
                 if d is not None and (d != guard.negated) != taken:
@@ -133,7 +142,7 @@ def _class_avoids(ctx: "FunctionContext", klass, start, home) -> bool:
     return False
 
 
-def lane_varying_controls(ctx: "FunctionContext", inst: Instruction):
+def lane_varying_controls(ctx: "FunctionContext", inst: Instruction) -> tuple[Instruction, str] | None:
     """``(instruction, description)`` of a lane-varying condition ``inst`` executes under, or None.  A branch
     counts only for the warp classes that reach both it and ``inst`` (``class_blocks``): under ``if (warp == 0 &&
     elect_one()) … else if (warp == 1) alloc``, warp 1 never meets the lane-varying elect."""
@@ -144,7 +153,7 @@ def lane_varying_controls(ctx: "FunctionContext", inst: Instruction):
     blocks = ctx.cfg.blocks
     home = ctx.cfg.block_of[inst.index]
     reaching = [k for k in ctx.threads.classes if home in class_blocks(ctx, k)]
-    seen = set()
+    seen: set[int] = set()
     work = list(deps.get(ctx.cfg.block_of[inst.index], ()))
     while work:
         b = work.pop()
@@ -160,23 +169,30 @@ def lane_varying_controls(ctx: "FunctionContext", inst: Instruction):
     return None
 
 
-def must_state(ctx: "FunctionContext", transfer: Callable, init, meet=lambda a, b: a and b,
-               relevant: Callable[[Instruction], bool] | None = None) -> dict[int, object]:
+def _and(a: S, b: S) -> S:
+    """``a and b``: ``must_state``'s default meet (for boolean states: a fact holds at a join when it holds on
+    every incoming path)."""
+    return a and b
+
+
+def must_state(ctx: "FunctionContext", transfer: Callable[[S, Instruction], S], init: S,
+               meet: Callable[[S, S], S] = _and,
+               relevant: Callable[[Instruction], bool] | None = None) -> dict[int, S]:
     """Forward must-dataflow over the CFG (guards ignored: a guarded instruction may run).  ``transfer(state,
     inst)`` gives the state after ``inst``; states meet with ``meet`` at joins; the entry state is ``init``.
     ``relevant(inst)``, when given, says which instructions ``transfer`` can change the state at (the others
     are skipped).  Returns instruction index → state before it (instructions in unreachable blocks are
     absent)."""
     cfg = ctx.cfg
-    order = [n for n in cfg.reverse_postorder() if n in cfg.blocks]
+    order = [n for n in cfg.reverse_postorder() if isinstance(n, int) and n in cfg.blocks]
     if relevant is not None:
         moves = {n: [i for i in cfg.blocks[n].instructions if relevant(i)] for n in order}
     else:
         moves = {n: cfg.blocks[n].instructions for n in order}
     preds = {n: [p for p in cfg.graph.predecessors(n) if p in cfg.blocks or p == ENTRY] for n in order}
-    out: dict = {}
+    out: dict[Node, S] = {}
 
-    def entry(n):
+    def entry(n: int) -> "S | _Missing":
         """The meet of the states flowing into block ``n`` (``_MISSING`` when no predecessor is computed)."""
         ins = [init if p == ENTRY else out[p] for p in preds[n] if p == ENTRY or p in out]
         if not ins:
@@ -189,12 +205,12 @@ def must_state(ctx: "FunctionContext", transfer: Callable, init, meet=lambda a, 
     # a block whose predecessors' states have not changed since it was last computed would compute the same state
     # again (``transfer`` and ``meet`` are functions of their arguments): it is skipped, so a round costs the
     # blocks whose input changed, and the rounds and their states are those of recomputing every block
-    version = {n: 0 for n in order}
-    seen: dict = {}
+    version: dict[Node, int] = {n: 0 for n in order}
+    seen: dict[Node, tuple[int, ...]] = {}
     # each block's latest computation: its entry state and the state after each of its ``moves``; the final pass
     # below reuses them when the block's entry state is equal to that entry (the same states, ``transfer`` being a
     # function of its arguments), instead of running every transfer once more
-    last: dict = {}
+    last: dict[Node, list[S]] = {}
     changed = True
     rounds = 0
     while changed and rounds < 100:
@@ -205,9 +221,10 @@ def must_state(ctx: "FunctionContext", transfer: Callable, init, meet=lambda a, 
             if seen.get(n) == stamp:
                 continue
             seen[n] = stamp
-            st = entry(n)
-            if st is _MISSING:
+            got = entry(n)
+            if isinstance(got, _Missing):
                 continue
+            st = got
             trace = [st]  # the entry state, then the state after each of ``moves``
             for inst in moves[n]:
                 st = transfer(st, inst)
@@ -217,16 +234,17 @@ def must_state(ctx: "FunctionContext", transfer: Callable, init, meet=lambda a, 
                 out[n] = st
                 version[n] += 1
                 changed = True
-    before: dict[int, object] = {}
+    before: dict[int, S] = {}
     for n in order:
-        st = entry(n)
-        if st is _MISSING:
+        got = entry(n)
+        if isinstance(got, _Missing):
             continue
-        trace = last.get(n)
-        if trace is not None and trace[0] == st:
+        st = got
+        kept = last.get(n)
+        if kept is not None and kept[0] == st:
             j = 0
             for inst in cfg.blocks[n].instructions:
-                before[inst.index] = trace[j]
+                before[inst.index] = kept[j]
                 if relevant is None or relevant(inst):
                     j += 1
             continue
@@ -242,24 +260,30 @@ def must_state(ctx: "FunctionContext", transfer: Callable, init, meet=lambda a, 
     return before
 
 
-_MISSING = object()
+class _Missing(enum.Enum):
+    """The state of a block none of whose predecessors is computed yet (distinct from every state)."""
+
+    MISSING = 0
 
 
-def reach_bits(ctx: "FunctionContext") -> tuple[dict, dict]:
+_MISSING = _Missing.MISSING
+
+
+def reach_bits(ctx: "FunctionContext") -> tuple[dict[Node, int], dict[Node, int]]:
     """``(block → bit, block → bitset of the other blocks reachable from it)``, for every block at once: one pass
     over the strongly connected components in reverse topological order (cached on ``ctx``)."""
-    got = ctx.__dict__.get("_reach_bits")
+    got: tuple[dict[Node, int], dict[Node, int]] | None = ctx.__dict__.get("_reach_bits")
     if got is not None:
         return got
     g = ctx.cfg.graph
     bit = {n: 1 << i for i, n in enumerate(g.nodes)}
     cond = digraph.condensation(g)
-    members = cond.graph["mapping"]  # node → component
-    comp_nodes: dict = {}
+    members: dict[Node, int] = cond.graph["mapping"]  # node → component
+    comp_nodes: dict[int, list[Node]] = {}
     for n, c in members.items():
         comp_nodes.setdefault(c, []).append(n)
     inside = {c: sum(bit[n] for n in ns) for c, ns in comp_nodes.items()}
-    below: dict = {}  # component → bitset of nodes reachable from it by at least one edge
+    below: dict[int, int] = {}  # component → bitset of nodes reachable from it by at least one edge
     for c in reversed(list(digraph.topological_sort(cond))):
         acc = 0
         for d in cond.successors(c):
@@ -273,9 +297,9 @@ def reach_bits(ctx: "FunctionContext") -> tuple[dict, dict]:
     return bit, reach
 
 
-def block_descendants(ctx: "FunctionContext", b) -> set:
+def block_descendants(ctx: "FunctionContext", b: Node) -> set[int]:
     """Blocks reachable from block ``b``, ``b`` itself excluded (cached on ``ctx``)."""
-    cache = ctx.__dict__.setdefault("_descendants", {})
+    cache: dict[Node, set[int]] = ctx.__dict__.setdefault("_descendants", {})
     got = cache.get(b)
     if got is None:
         bit, reach = reach_bits(ctx)
@@ -304,14 +328,14 @@ def can_reach(ctx: "FunctionContext", a: Instruction, b: Instruction) -> bool:
     return bool(reach[ba] & bit[bb])
 
 
-def divergent_defs(ctx: "FunctionContext") -> frozenset:
+def divergent_defs(ctx: "FunctionContext") -> frozenset[int]:
     """Instruction indices of the definitions whose value may differ between the threads of a warp: those of
     ``ValueAnalysis.nonuniform_defs`` (per-thread sources and what reads them), plus the definitions of a register
     with several definitions placed under a branch whose condition may differ between threads (a flag set on the
     ``threadIdx.x == 0`` path only, ``mov.pred %p, 0`` … ``@!%p bra`` … ``mov.pred %p, -1``: the value at the join
     differs per lane, Kennedy-Allen's divergence by sync dependence), and, to a fixed point, every definition that
     reads one of them (cached on ``ctx``)."""
-    cached = ctx.__dict__.get("_divergent_defs")
+    cached: frozenset[int] | None = ctx.__dict__.get("_divergent_defs")
     if cached is not None:
         return cached
 
@@ -328,7 +352,7 @@ def divergent_defs(ctx: "FunctionContext") -> frozenset:
     multi = {inst.index for inst in insts for r in va.defined_by(inst.index) if not va.has_one_def(r.name)}
 
     def under_divergent_branch(idx: int) -> bool:
-        seen: set = set()
+        seen: set[int] = set()
         work = list(deps.get(ctx.cfg.block_of[idx], ()))
         while work:
             b = work.pop()
@@ -363,17 +387,17 @@ def divergent_defs(ctx: "FunctionContext") -> frozenset:
     return hit
 
 
-def natural_loops(ctx: "FunctionContext") -> list[frozenset]:
+def natural_loops(ctx: "FunctionContext") -> list[frozenset[Node]]:
     """The natural loops of the CFG: for each header (a block that dominates a predecessor, the source of a back
     edge), the blocks that reach one of its back edges' sources without passing through the header, with the
     header (Aho, Lam, Sethi, Ullman §9.6.6); loops with one header are merged.  Cached on ``ctx``."""
-    got = ctx.__dict__.get("_natural_loops")
+    got: list[frozenset[Node]] | None = ctx.__dict__.get("_natural_loops")
     if got is not None:
         return got
     g = ctx.cfg.graph
     idom = digraph.immediate_dominators(g, ENTRY)
 
-    def dominates(h, n) -> bool:
+    def dominates(h: Node, n: Node | None) -> bool:
         while n is not None:
             if n == h:
                 return True
@@ -383,7 +407,7 @@ def natural_loops(ctx: "FunctionContext") -> list[frozenset]:
             n = up
         return False
 
-    bodies: dict = {}
+    bodies: dict[Node, set[Node]] = {}
     for a, h in g.edges:
         if a in idom and dominates(h, a):
             body = bodies.setdefault(h, {h})

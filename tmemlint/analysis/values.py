@@ -33,15 +33,23 @@ The lattice is flat (⊥ < any value < TOP), so the fixed point is reached in a 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
 
-from tmemlint.ir import Address, Imm, Instruction, NotReg, ParenList, Reg, RegPair, Sym, Vec
-from tmemlint.threadexpr import BIN as _BIN, CMP as _CMP, eval_tid, wrap as _wrap
+from tmemlint.ir import Address, Imm, Instruction, NotReg, Operand, ParenList, Reg, RegPair, Sym, Vec
+from tmemlint.threadexpr import BIN, CMP as _CMP, eval_tid, wrap as _wrap
+
+_BIN = cast("dict[str, Callable[[int, int], int]]", BIN)  # threadexpr's integer operators, typed
 
 if TYPE_CHECKING:  # pragma: no cover - the CFG is built by whoever analyses a function body
     from tmemlint.analysis.cfg import CFG
 
-TOP = ("top",)
+Value = tuple[Any, ...]
+"""A value of the domain: a tuple whose first item is its tag (the table above).  The items after the tag are
+kept as ``Any``: the tuples are built and taken apart by index in this module and in ``threads``, ``order`` and
+``regions`` (``v[0] == "tid"`` tests), so one precise type per tag is for when all of them read it with ``match``."""
+
+TOP: Value = ("top",)
 
 # Opcodes whose first operand is not a register definition.
 _NO_DEF = {
@@ -78,34 +86,33 @@ def _defined_regs(inst: Instruction) -> list[Reg]:
     elif op == "wmma" and len(inst.parts) > 1 and inst.parts[1] == "store":
         return []
     d = inst.operands[0]
-    t = type(d)
-    if t is Reg:
+    if type(d) is Reg:
         return [d]
-    if t is Vec:
+    if type(d) is Vec:
         return [x for x in d.items if type(x) is Reg]
-    if t is RegPair:
+    if type(d) is RegPair:
         return [x for x in (d.first, d.second) if type(x) is Reg]
     return []
 
 
-def _regs_in(o, out: list) -> None:
-    t = type(o)
-    if t is Reg:
+def _regs_in(o: Operand, out: list[Reg]) -> None:
+    """Append the registers operand ``o`` reads to ``out`` (an address's base and coordinates included)."""
+    if type(o) is Reg:
         out.append(o)
-    elif t is Address:
+    elif type(o) is Address:
         if type(o.base) is Reg:
             out.append(o.base)
         if o.coords is not None:
             _regs_in(o.coords, out)
-    elif t is Vec or t is ParenList:
+    elif type(o) is Vec or type(o) is ParenList:
         for x in o.items:
             _regs_in(x, out)
-    elif t is NotReg:
+    elif type(o) is NotReg:
         out.append(o.reg)
-    elif t is RegPair:
-        for x in (o.first, o.second):
-            if type(x) is Reg:
-                out.append(x)
+    elif type(o) is RegPair:
+        for y in (o.first, o.second):
+            if type(y) is Reg:
+                out.append(y)
 
 
 def used_regs(inst: Instruction) -> tuple[Reg, ...]:
@@ -152,7 +159,7 @@ _ARITH = {"add": "add", "sub": "sub", "mul": "mul", "shl": "shl", "shr": "shr", 
 
 
 @lru_cache(maxsize=1 << 16)
-def is_stable(v) -> bool:
+def is_stable(v: Value) -> bool:
     """Whether ``v`` denotes the same value wherever it is computed (no opaque or joined parts)."""
     if v is TOP:
         return False
@@ -168,8 +175,9 @@ def is_stable(v) -> bool:
     return False
 
 
-def opaque_deps(v, out: set | None = None) -> set:
-    """The definitions (``("opq", d)`` leaves) that ``v`` depends on."""
+def opaque_deps(v: object, out: set[Any] | None = None) -> set[Any]:
+    """The definitions (``("opq", d)`` leaves: an instruction index, or a tuple naming a register) that ``v``
+    depends on (``v`` any value, or a thread expression)."""
     if out is None:
         out = set()
     if isinstance(v, tuple) and v:
@@ -188,27 +196,29 @@ class ValueAnalysis:
     ``slots``: shared-memory addresses (``sym`` values) that ``tcgen05.alloc`` writes; a load from one of them
     yields a ``tmem`` value.  Computed by ``analyse`` in two rounds (slots are found from the first)."""
 
-    def __init__(self, cfg: CFG):
+    def __init__(self, cfg: CFG) -> None:
         self.cfg = cfg
         self.fn = cfg.function
         self.insts = self.fn.instructions
-        self.slots: set = set()
-        self.def_value: dict[tuple[int, str], tuple] = {}
+        self.slots: set[Value] = set()
+        self.def_value: dict[tuple[int, str], Value] = {}
         self.reach: dict[tuple[int, str], tuple[int, ...]] = {}
         self.single_def: dict[str, int] = {}
         #: dependencies of guard predicate keys, filled by ``tmemlint.analysis.threads.GuardOracle``
-        self.guard_deps: dict = {}
+        self.guard_deps: dict[object, frozenset[int]] = {}
         #: ``GuardOracle`` per warp class, shared by the simulations (``paths._per_object``)
-        self.oracles: dict = {}
+        #: (the entries' type is ``GuardOracle``, kept ``Any`` while threads.py is untyped: a typed oracle would
+        #: expose its untyped ``assume`` to the strictly typed ``witness``)
+        self.oracles: dict[int, tuple[object, Any]] = {}
         #: ``PropertySimulation``'s instructions of interest per ``relevant`` predicate (``paths._per_object``)
-        self.interesting: dict = {}
+        self.interesting: dict[int, tuple[object, set[int]]] = {}
         #: the function's own parameters: an ``ld.param`` of another ``.param`` variable reads a call's return
         #: parameter (or an argument slot) declared in the body, never a kernel parameter (PTX ISA §5.1.6.2)
         self.param_names = frozenset(p.name for p in self.fn.params)
         #: a call's return parameter (its name in this function's body) -> the value the callee returns there
         #: (``analysis.calls.call_returns``: only values that mean the same in the caller, e.g. a TMEM address
         #: of a slot the callee allocates); a return parameter not listed is opaque
-        self.returns: dict[str, tuple] = {}
+        self.returns: dict[str, Value] = {}
         self._defs_by_inst: list[tuple[Reg, ...]] = [defined_regs(i) for i in self.insts]
         self._compute_reaching()
 
@@ -252,17 +262,17 @@ class ValueAnalysis:
                 self.multi_def_writes[i] = names
         bit: dict[tuple[int, str], int] = {}
         reg_mask: dict[str, int] = {}
-        for r, ds in multi.items():
+        for name, ds in multi.items():
             m = 0
             for d in ds:
                 b = 1 << len(bit)
-                bit[(d, r)] = b
+                bit[(d, name)] = b
                 m |= b
-            reg_mask[r] = m
+            reg_mask[name] = m
         bit_owner = {b: key for key, b in bit.items()}
         cfg = self.cfg
-        gen: dict = {}
-        kill: dict = {}
+        gen: dict[int, int] = {}
+        kill: dict[int, int] = {}
         for bid, blk in cfg.blocks.items():
             g = 0
             k = 0
@@ -299,9 +309,9 @@ class ValueAnalysis:
                 cur |= out[p]
             for inst in cfg.blocks[n].instructions:
                 for r in used_regs(inst):
-                    m = reg_mask.get(r.name)
-                    if m is not None:
-                        live = cur & m
+                    mask = reg_mask.get(r.name)
+                    if mask is not None:
+                        live = cur & mask
                         ds = []
                         while live:
                             low = live & -live
@@ -313,7 +323,7 @@ class ValueAnalysis:
                         cur = (cur if inst.guard is not None else cur & ~reg_mask[r.name]) | bit[(inst.index, r.name)]
 
     # ---- values ---------------------------------------------------------------------------------------------
-    def reg_value(self, inst: Instruction, reg: Reg):
+    def reg_value(self, inst: Instruction, reg: Reg) -> Value:
         """The value of ``reg`` as read by ``inst``."""
         name = reg.name
         if name.startswith("%"):
@@ -329,9 +339,9 @@ class ValueAnalysis:
             if name in self.multi_defs:
                 return TOP
             return ("opq", ("in", name))
-        val = None
-        for d in ds:
-            v = self.def_value.get((d, name))
+        val: Value | None = None
+        for e in ds:
+            v = self.def_value.get((e, name))
             if v is None:
                 continue
             if val is None:
@@ -342,22 +352,21 @@ class ValueAnalysis:
                     return TOP
         return val if val is not None else TOP
 
-    def value(self, inst: Instruction, o):
+    def value(self, inst: Instruction, o: Operand) -> Value:
         """The value of operand ``o`` of ``inst`` (an address operand gives the address value)."""
-        t = type(o)
-        if t is Reg:
+        if type(o) is Reg:
             return self.reg_value(inst, o)
-        if t is Imm:
+        if type(o) is Imm:
             return ("c", o.value)
-        if t is Sym:
+        if type(o) is Sym:
             return ("sym", o.name, o.offset)
-        if t is Address:
+        if type(o) is Address:
             return self.address_value(inst, o)
-        if t is NotReg:
+        if type(o) is NotReg:
             return _pnot(self.reg_value(inst, o.reg))
         return TOP
 
-    def address_value(self, inst: Instruction, a: Address):
+    def address_value(self, inst: Instruction, a: Address) -> Value:
         """The address an ``[base+offset]`` operand denotes."""
         if a.base is None:
             return ("c", a.offset)
@@ -378,7 +387,7 @@ class ValueAnalysis:
         """Whether register ``name`` has a single definition in the function."""
         return name in self.single_def
 
-    def _reaching(self, inst: Instruction, name: str) -> tuple:
+    def _reaching(self, inst: Instruction, name: str) -> tuple[int, ...]:
         d = self.single_def.get(name)
         if d is not None:
             return (d,)
@@ -391,7 +400,7 @@ class ValueAnalysis:
         ``atom``, ``vote``, ``elect``, ``activemask``, ``mbarrier`` results; then, to a fixed point, every
         definition that reads a non-uniform definition (loads through a non-uniform address included).  Values
         merged from divergent branches are not considered (a data-flow approximation)."""
-        cached = getattr(self, "_nonuniform", None)
+        cached: set[tuple[int, str]] | None = getattr(self, "_nonuniform", None)
         if cached is not None:
             return cached
         nu: set[tuple[int, str]] = set()
@@ -402,7 +411,7 @@ class ValueAnalysis:
             if not regs:
                 continue
             src = inst.op in sources or inst.family == "tcgen05.ld" or any(
-                r.name.startswith("%") and _special(r.name) is not None and _special(r.name)[0] != "sreg"
+                r.name.startswith("%") and (sv := _special(r.name)) is not None and sv[0] != "sreg"
                 for r in uses[inst.index])
             if src:
                 nu.update((inst.index, r.name) for r in regs)
@@ -424,22 +433,23 @@ class ValueAnalysis:
                     if (u, r.name) not in nu:
                         nu.add((u, r.name))
                         work.append((u, r.name))
-        self._nonuniform = nu
+        self._nonuniform: set[tuple[int, str]] = nu
         return nu
 
     def is_uniform(self, inst: Instruction, reg: Reg) -> bool:
         """Whether ``reg`` as read by ``inst`` has the same value in every thread of the CTA."""
         sv = _special(reg.name) if reg.name.startswith("%") else None
         if sv is not None:
-            return sv[0] == "sreg"
+            tag: str = sv[0]
+            return tag == "sreg"
         nu = self.nonuniform_defs()
         return not any((d, reg.name) in nu for d in self._reaching(inst, reg.name))
 
-    def _syntactic_slots(self) -> set | None:
+    def _syntactic_slots(self) -> set[Value] | None:
         """Slots of the allocs found by following single definitions back from their ``[dst]`` operands through
         ``mov``/``cvta``/``cvt``/``shfl.sync.idx`` and constant ``add``s to a symbol; None if some alloc's slot is
         not found that way (then the fixed point is run twice)."""
-        slots = set()
+        slots: set[Value] = set()
         for inst in self.insts:
             if inst.family != "tcgen05.alloc":
                 continue
@@ -447,7 +457,7 @@ class ValueAnalysis:
             if type(o) is not Address:
                 return None
             off = o.offset
-            base = o.base
+            base: Operand | None = o.base
             for _ in range(16):
                 if type(base) is Sym:
                     slots.add(("sym", base.name, base.offset + off))
@@ -463,11 +473,11 @@ class ValueAnalysis:
                     base = ops[1]
                 elif di.op == "shfl" and len(ops) >= 2:
                     base = ops[1]
-                elif di.op == "add" and len(ops) == 3 and type(ops[2]) is Imm:
-                    off += ops[2].value
+                elif di.op == "add" and len(ops) == 3 and type(k2 := ops[2]) is Imm:
+                    off += k2.value
                     base = ops[1]
-                elif di.op == "add" and len(ops) == 3 and type(ops[1]) is Imm:
-                    off += ops[1].value
+                elif di.op == "add" and len(ops) == 3 and type(k1 := ops[1]) is Imm:
+                    off += k1.value
                     base = ops[2]
                 else:
                     return None
@@ -475,7 +485,8 @@ class ValueAnalysis:
                 return None
         return slots
 
-    def analyse(self, extra_slots: frozenset = frozenset(), returns: dict | None = None) -> "ValueAnalysis":
+    def analyse(self, extra_slots: frozenset[Value] = frozenset(),
+                returns: dict[str, Value] | None = None) -> "ValueAnalysis":
         """Run the fixed point (once when the allocation slots are found syntactically, else twice: the second
         round knows the slots).  ``extra_slots``: slots written by allocs in callees, ``returns``: values of
         calls' return parameters (``analysis.calls``).  Returns self."""
@@ -502,7 +513,7 @@ class ValueAnalysis:
 
     def _fixpoint(self) -> None:
         """One pass in reverse post-order, then a worklist over def-use edges until no value changes."""
-        order = [self.cfg.blocks[n] for n in self.cfg.reverse_postorder() if n in self.cfg.blocks]
+        order = [self.cfg.blocks[n] for n in self.cfg.reverse_postorder() if isinstance(n, int) and n in self.cfg.blocks]
         users = self._users()
         work: list[int] = []
         queued: set[int] = set()
@@ -545,7 +556,7 @@ class ValueAnalysis:
     def uses_of(self, d: int, name: str) -> list[int]:
         """Indices of the instructions that read register ``name`` with the value definition ``d`` wrote
         (def-use chains from the reaching definitions; the readers of each register are indexed once)."""
-        readers = self.__dict__.get("_readers")
+        readers: dict[str, list[int]] | None = self.__dict__.get("_readers")
         if readers is None:
             readers = {}
             for inst in self.insts:
@@ -564,22 +575,24 @@ class ValueAnalysis:
                 users.setdefault(r.name, []).append(inst.index)
         return users
 
-    def _transfer(self, inst: Instruction, regs: list[Reg]) -> list:
+    def _transfer(self, inst: Instruction, regs: tuple[Reg, ...]) -> list[Value]:
+        """The values ``inst`` writes to its destination registers ``regs`` (in order)."""
         op = inst.op
         idx = inst.index
-        opq = ("opq", idx)
+        opq: Value = ("opq", idx)
         ops = inst.operands
         n = len(regs)
-        if n != 1 or type(ops[0]) is not Reg:
-            if op == "elect" and type(ops[0]) is RegPair:
-                out = []
-                for r in (ops[0].first, ops[0].second):
-                    if type(r) is Reg:
-                        out.append(("tid", ("elect",)) if r is ops[0].second else ("opq", (idx, r.name)))
+        dst = ops[0] if ops else None  # a definition has its destination first (never absent here)
+        if n != 1 or type(dst) is not Reg:
+            if op == "elect" and type(dst) is RegPair:
+                out: list[Value] = []
+                for x in (dst.first, dst.second):
+                    if type(x) is Reg:
+                        out.append(("tid", ("elect",)) if x is dst.second else ("opq", (idx, x.name)))
                 return out
-            if op == "shfl" and type(ops[0]) is RegPair and len(ops) >= 3:
-                v = self._shfl(inst)
-                return [v if r is ops[0].first else ("opq", (idx, r.name)) for r in regs]
+            if op == "shfl" and type(dst) is RegPair and len(ops) >= 3:
+                sv = self._shfl(inst)
+                return [sv if r is dst.first else ("opq", (idx, r.name)) for r in regs]
             return [("opq", (idx, r.name)) for r in regs]
         args = [self.value(inst, o) for o in ops[1:]]
         try:
@@ -590,7 +603,9 @@ class ValueAnalysis:
             v = opq
         return [v]
 
-    def _shfl(self, inst: Instruction):
+    def _shfl(self, inst: Instruction) -> Value:
+        """The value ``shfl.sync.idx`` gives from a constant source lane: the source lane's thread expression, or
+        the source itself when it is the same in every lane (PTX ISA §9.7.9.6 shfl.sync)."""
         ops = inst.operands
         if inst.has("idx") and len(ops) >= 3:
             src = self.value(inst, ops[1])
@@ -602,7 +617,7 @@ class ValueAnalysis:
                     return src
         return ("opq", inst.index)
 
-    def _selp_test(self, inst: Instruction, cmp: str, a, b):
+    def _selp_test(self, inst: Instruction, cmp: str, a: Value, b: Value) -> Value | None:
         """``setp.eq/ne r, k`` where ``r = selp c1, c0, q`` (two different constants): the predicate ``q``, its
         negation, or a constant, instead of a comparison of the constant set {c1, c0}.  nvcc writes a C++ ``bool``
         passed to inline asm as ``"r"`` this way (``selp.u32 %r, 1, 0, %p`` then ``setp.ne.b32 q, %r, 0``); keeping
@@ -620,9 +635,9 @@ class ValueAnalysis:
                 continue
             d = self.insts[defs[0]]
             ops = d.operands
-            if d.op != "selp" or len(ops) != 4 or type(ops[1]) is not Imm or type(ops[2]) is not Imm:
+            if d.op != "selp" or len(ops) != 4 or type(i1 := ops[1]) is not Imm or type(i0 := ops[2]) is not Imm:
                 continue
-            c1, c0, q = ops[1].value, ops[2].value, self.value(d, ops[3])
+            c1, c0, q = i1.value, i0.value, self.value(d, ops[3])
             if c1 == c0 or q is TOP:
                 continue
             kk = other[1]
@@ -630,7 +645,9 @@ class ValueAnalysis:
             return _pnot(r) if cmp == "ne" else r
         return None
 
-    def _compute(self, inst: Instruction, op: str, args: list):
+    def _compute(self, inst: Instruction, op: str, args: list[Value]) -> Value | None:
+        """The value ``inst`` (opcode ``op``) computes from its source operands' values ``args`` (None: unknown,
+        made opaque by the caller)."""
         idx = inst.index
         if op in ("mov", "cvt", "cvta"):
             if not args:
@@ -695,9 +712,9 @@ class ValueAnalysis:
             if c[0] == "tid" and all(a[0] in ("c", "tid") for a in args[:2]):
                 # a value chosen per thread: a thread expression (the warp role of CUTLASS's WarpCategory)
                 return ("tid", ("sel", c[1], *(("k", a[1]) if a[0] == "c" else a[1] for a in args[:2])))
-            a, b = const_candidates(args[0]), const_candidates(args[1])
-            if a is not None and b is not None and len(a | b) <= MAX_SET:
-                return ("cs", frozenset(a | b))
+            ka, kb = const_candidates(args[0]), const_candidates(args[1])
+            if ka is not None and kb is not None and len(ka | kb) <= MAX_SET:
+                return ("cs", frozenset(ka | kb))
             return _generic("selp", args, idx)
         if op == "ld" or op == "ldu":
             if not args:
@@ -717,7 +734,7 @@ class ValueAnalysis:
         return None
 
 
-def _join(a, b):
+def _join(a: Value, b: Value) -> Value:
     """Join of two different values: TMEM addresses of one allocation stay TMEM addresses (offsets that
     disagree become unknown); anything else is TOP."""
     if a is not TOP and b is not TOP and a[0] == "tmem" and b[0] == "tmem" and a[1] == b[1]:
@@ -729,7 +746,7 @@ def _join(a, b):
 
 @lru_cache(maxsize=4096)
 @lru_cache(maxsize=1 << 16)
-def _special(name: str):
+def _special(name: str) -> Value | None:
     """The value of special register ``name`` (``%tid.x``, ``%laneid``, uniform ``%ctaid``-like ones), or None
     for an ordinary register."""
     if name == "%tid.x":
@@ -744,11 +761,13 @@ def _special(name: str):
     return None
 
 
-def _pnot(p):
+def _pnot(p: Value) -> Value:
+    """The negation of predicate value ``p`` (a comparison negated in place, a constant flipped)."""
     if p is TOP:
         return TOP
     if p[0] == "pnot":
-        return p[1]
+        inner: Value = p[1]
+        return inner
     if p[0] == "cmp":
         return ("cmp", _NEGATE[p[1]], p[2], p[3])
     if p[0] == "c":
@@ -756,7 +775,7 @@ def _pnot(p):
     return ("pnot", p)
 
 
-def _cmp(cmp: str, a, b, ty: str | None = None):
+def _cmp(cmp: str, a: Value, b: Value, ty: str | None = None) -> Value | None:
     """The predicate ``a cmp b``; ``ty`` is the comparison's integer type (``setp.gt.u32``: ``u32``), None when
     unknown.  A thread expression that may be negative, compared as an unsigned or bit type, is compared as the
     register holds it (``("wrap", ty, e)``): compilers test a warp range ``4 <= w <= 11`` as ``(w - 4) <=u 7``,
@@ -774,12 +793,12 @@ def _cmp(cmp: str, a, b, ty: str | None = None):
     return ("cmp", cmp, a, b)
 
 
-def _may_be_negative(e: tuple) -> bool:
+def _may_be_negative(e: tuple[Any, ...]) -> bool:
     """Whether thread expression ``e`` (see ``eval_tid``) may evaluate to a negative number: it subtracts, adds
     or multiplies by a negative constant, or holds a negative constant."""
     tag = e[0]
     if tag == "k":
-        return e[1] < 0
+        return bool(e[1] < 0)
     if tag in ("sub", "neg"):
         return True
     if tag in ("add", "mul") and isinstance(e[2], int) and e[2] < 0:
@@ -794,11 +813,14 @@ def _may_be_negative(e: tuple) -> bool:
 MAX_DEPTH = 6
 
 
-def _depth(v) -> int:
-    return v[-1] if v[0] == "op" else 0
+def _depth(v: Value) -> int:
+    """The nesting depth of an ``("op", ...)`` value (its last item), 0 for any other value."""
+    return int(v[-1]) if v[0] == "op" else 0
 
 
-def _generic(name: str, args: list, idx: int):
+def _generic(name: str, args: list[Value], idx: int) -> Value:
+    """``("op", name, *args, depth)`` when every argument is a stable uniform value and the result is no deeper
+    than ``MAX_DEPTH``, else an opaque value of definition ``idx``."""
     if all(a is not TOP and is_stable(a) and a[0] not in ("tid", "tmem") for a in args):
         d = 1 + max((_depth(a) for a in args), default=0)
         if d <= MAX_DEPTH:
@@ -806,32 +828,36 @@ def _generic(name: str, args: list, idx: int):
     return ("opq", idx)
 
 
-def _add(a, b, idx: int):
+def _add(a: Value, b: Value, idx: int) -> Value:
     return _binop("add", a, b, idx)
 
 
 MAX_SET = 16
 
 
-def const_candidates(v) -> frozenset | None:
+def const_candidates(v: Value) -> frozenset[int] | None:
     """The possible integer values of ``v`` when it is a constant or a small constant set, else None."""
     if v is TOP:
         return None
     if v[0] == "c":
         return frozenset((v[1],))
     if v[0] == "cs":
-        return v[1]
+        cs: frozenset[int] = v[1]
+        return cs
     return None
 
 
-def _binop(name: str, a, b, idx: int):
+def _binop(name: str, a: Value, b: Value, idx: int) -> Value:
+    """``a name b`` (``add``, ``sub``, ``mul``, ``shl`` ...: the ``threadexpr.BIN`` operators) on two values."""
     if a is TOP or b is TOP:
         return ("opq", idx)
     ta, tb = a[0], b[0]
     if ta == "c" and tb == "c":
         return ("c", _BIN[name](a[1], b[1]))
     if (ta == "cs" or tb == "cs") and ta in ("c", "cs") and tb in ("c", "cs"):
-        vals = frozenset(_BIN[name](x, y) for x in const_candidates(a) for y in const_candidates(b))
+        ca, cb = const_candidates(a), const_candidates(b)
+        assert ca is not None and cb is not None  # both are constants or constant sets
+        vals = frozenset(_BIN[name](x, y) for x in ca for y in cb)
         if len(vals) == 1:
             return ("c", next(iter(vals)))
         return ("cs", vals) if len(vals) <= MAX_SET else ("opq", idx)
@@ -869,7 +895,7 @@ def _binop(name: str, a, b, idx: int):
     return _generic(name, [a, b], idx)
 
 
-def _tmem_add_const(a, k: int):
+def _tmem_add_const(a: Value, k: int) -> Value:
     """``a + k`` on the packed 32-bit TMEM address (lane in bits 31-16, column in bits 15-0): a column that
     leaves [0, 65536) borrows from or carries into the lane field."""
     _, slot, col, lane = a
@@ -882,6 +908,7 @@ def _tmem_add_const(a, k: int):
         return ("tmem", slot, None, lane)  # a column offset from an unknown column: the lane field stays
     ncol = (col + (k & 0xFFFF)) & 0xFFFF if col is not None else None
     dl = k >> 16
+    nlane: object
     if isinstance(lane, int):
         nlane = lane + dl
     elif lane is None or dl == 0:
@@ -891,11 +918,15 @@ def _tmem_add_const(a, k: int):
     return ("tmem", slot, ncol, nlane)
 
 
-def _tmem_add_tid(a, expr):
+def _tmem_add_tid(a: Value, expr: tuple[Any, ...]) -> Value:
+    """``a + expr`` for TMEM address ``a`` and thread expression ``expr``: a lane offset when ``expr`` is a
+    multiple of 65536 for every ``%tid.x`` in [0, 1024) (lane in bits 31-16, PTX ISA §9.7.16.2), else an unknown
+    address of the allocation."""
     _, slot, col, lane = a
     vals = eval_tid(expr, range(0, 1024))
     if all(v & 0xFFFF == 0 for v in vals):
         add = ("shr", expr, 16)
+        nlane: object
         if lane == 0:
             nlane = add
         elif isinstance(lane, int):
