@@ -28,6 +28,11 @@ CLEAN = [
     "lifecycle.py",
     "regions.py",
     "localmem.py",
+    "threads.py",
+    "idesc.py",
+    "sync.py",
+    "mbarriers.py",
+    "__init__.py",
     "control.py",
     "values.py",
 ]

@@ -298,11 +298,11 @@ def callee_thread_predicates(module: Module, fn: Function) -> frozenset:
     """The thread predicates (``%tid.x`` tests) of the callees ``fn`` reaches through lifecycle calls,
     transitively: ``threads.thread_model`` splits the caller's warps by them too (a callee runs in the caller's
     threads, PTX ISA §9.7.9.20, so its ``threadIdx.x / 32 == 0`` test is decided by the caller's warp class)."""
-    from tmemlint.analysis.threads import _thread_predicates
+    from tmemlint.analysis.threads import thread_predicates
 
     out: set = set()
     for c in reachable_callees(module, fn):
-        out |= _thread_predicates(c.function, c.values)
+        out |= thread_predicates(c.function, c.values)
     return frozenset(out)
 
 

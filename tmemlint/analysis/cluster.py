@@ -90,7 +90,7 @@ def identity_environments(fn: Function) -> tuple[Env, ...]:
 def evaluate(v: Value, env: Env) -> int | None:
     """``v`` (a ``ValueAnalysis`` value) with the special registers of ``env`` (``{"%cluster_ctarank": 3, …}``);
     None when it depends on anything else.  Also used for comparisons of the cluster's extents
-    (``threads._cluster_truth``)."""
+    (``threads.cluster_truth``)."""
     tag = v[0]
     if tag == "c":
         const: int = v[1]  # ("c", integer)

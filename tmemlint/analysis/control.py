@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar
 
 from tmemlint.analysis import digraph
 from tmemlint.analysis.cfg import ABORT, ENTRY, EXIT, Node
 from tmemlint.analysis.threads import normalize
-from tmemlint.analysis.values import TOP, Value, used_regs
+from tmemlint.analysis.values import TOP, used_regs
 from tmemlint.ir import Instruction, Reg
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -70,7 +70,7 @@ def _lane_varying(ctx: "FunctionContext", inst: Instruction, reg: Reg) -> bool:
     v = ctx.values.reg_value(inst, reg)
     if v is TOP:
         return False
-    key = cast(Value, normalize(v)[0])  # normalize gives back a value of the domain
+    key = normalize(v)[0]
     if key[0] != "tid":
         return False
     return any(k.decide(key[1]) is None for k in ctx.threads.classes)
@@ -83,7 +83,7 @@ def _decided(ctx: "FunctionContext", inst: Instruction, reg: Reg, klass: "WarpCl
     if v is TOP:
         return None
     positive, pol = normalize(v)  # the positive form and whether v is it (True) or its negation
-    key = cast(Value, positive)
+    key = positive
     d = klass.decide(key[1]) if key[0] == "tid" else None
     return d if d is None or pol else not d
 

@@ -15,16 +15,33 @@ built from opaque definitions are killed when one of those definitions executes 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
 
 from tmemlint.analysis.cluster import evaluate
-from tmemlint.analysis.values import TOP, ValueAnalysis, _CMP, _NEGATE, eval_tid, opaque_deps
+from tmemlint.analysis.values import TOP, Value, ValueAnalysis, _NEGATE, _cmp, opaque_deps
 from tmemlint.ir import Function, Instruction, Reg
+from tmemlint.threadexpr import CMP as _CMP, eval_tid
+
+Expr = tuple[Any, ...]
+"""A thread expression, a function of ``%tid.x`` (``tmemlint.threadexpr.eval_tid``: ``("x",)``, ``("elect",)``,
+``("cmp", op, e, k)``, ...)."""
+FactKey = Value
+"""What a branch fact is about: the canonical positive form of a predicate value (``normalize``), or a key this
+module adds: ``("phi", register, reaching definitions)``, ``("mem", address, type)`` (``cross_warp_facts``),
+``("regval", register, value)`` (recorded by the path simulation); still a tagged tuple."""
+Fact = tuple[FactKey, bool]
+"""``(key, outcome)``: the predicate ``key`` has value ``outcome`` on the path."""
+Facts = frozenset[Fact]
+"""A path's branch facts (``paths.Facts`` is the same type)."""
+Bound = tuple[Value, str, int]
+"""``(base, op, k)``: the comparison ``base op k`` with ``op`` in ``lt``, ``le``, ``eq`` (signed)."""
 
 MAX_THREADS = 1024
 _POSITIVE = {"eq", "lt", "le", "lo", "ls"}
 
 
-def normalize(v) -> tuple[object, bool]:
+def normalize(v: Value) -> tuple[Value, bool]:
     """``(key, polarity)``: the canonical positive form of predicate value ``v`` and whether ``v`` is it or its
     negation (``ne`` ↔ ``eq``, ``ge`` ↔ ``lt`` ...)."""
     pol = True
@@ -56,19 +73,19 @@ class WarpClass:
     warps: tuple[int, ...]
     n_threads: int
     size_known: bool
-    _cache: dict = field(default_factory=dict)
+    _cache: dict[Expr, bool | None] = field(default_factory=dict)
 
     @property
     def min_warps(self) -> int:
         """How many warps of this class certainly run (1 when the block size is not declared)."""
         return len(self.warps) if self.size_known else 1
 
-    def decide(self, expr: tuple) -> bool | None:
+    def decide(self, expr: Expr) -> bool | None:
         """True/False when the thread predicate ``expr`` has that value on every thread of the class, None when
         it differs between threads (lane-varying inside a warp, or between warps of the class)."""
         r = self._cache.get(expr)
         if r is None and expr not in self._cache:
-            vals = []
+            vals: list[int] = []
             for w in self.warps:
                 lo = w * 32
                 hi = min(lo + 32, self.n_threads)
@@ -100,10 +117,12 @@ class ThreadModel:
     classes: list[WarpClass]
 
 
-def _thread_predicates(fn: Function, va: ValueAnalysis) -> set:
-    preds = set()
+def thread_predicates(fn: Function, va: ValueAnalysis) -> set[Expr]:
+    """The thread expressions (``("tid", e)`` values, normalized) that guard instructions or branches of ``fn``,
+    looked for through ``pnot``/``pand``/``por`` up to 8 levels deep."""
+    preds: set[Expr] = set()
 
-    def collect(v, depth=0):
+    def collect(v: Value, depth: int = 0) -> None:
         if v is TOP or depth > 8:
             return
         if v[0] == "tid":
@@ -120,7 +139,7 @@ def _thread_predicates(fn: Function, va: ValueAnalysis) -> set:
     return preds
 
 
-def thread_model(fn: Function, va: ValueAnalysis, extra: frozenset = frozenset()) -> ThreadModel:
+def thread_model(fn: Function, va: ValueAnalysis, extra: frozenset[Expr] = frozenset()) -> ThreadModel:
     """Partition the warps of ``fn``'s CTA into classes by the thread predicates that guard instructions or
     branches, and the ``extra`` ones (those of the ``.func`` callees it calls, ``analysis.calls``: a callee runs
     in the caller's threads, so its ``%tid.x`` tests split the same warps)."""
@@ -128,12 +147,12 @@ def thread_model(fn: Function, va: ValueAnalysis, extra: frozenset = frozenset()
     known = dims is not None and dims[1] == 1 and dims[2] == 1
     n = min(dims[0], MAX_THREADS) if dims else MAX_THREADS
     n = max(n, 1)
-    preds = sorted(_thread_predicates(fn, va) | set(extra), key=repr)
+    preds = sorted(thread_predicates(fn, va) | set(extra), key=repr)
     n_warps = (n + 31) // 32
-    sig_of: dict[tuple, list[int]] = {}
+    sig_of: dict[tuple[int, ...], list[int]] = {}
     for w in range(n_warps):
         lo, hi = w * 32, min(w * 32 + 32, n)
-        sig = []
+        sig: list[int] = []
         for e in preds:
             vals = eval_tid(e, range(lo, hi))
             sig.append(2 if (any(vals) and not all(vals)) else (1 if vals[0] else 0))
@@ -142,7 +161,13 @@ def thread_model(fn: Function, va: ValueAnalysis, extra: frozenset = frozenset()
     return ThreadModel(n, known, classes)
 
 
-_UNSEEN = object()
+class _Unseen(Enum):
+    """The sentinel of ``GuardOracle.truth``'s memo (None is a cached answer)."""
+
+    UNSEEN = 0
+
+
+_UNSEEN = _Unseen.UNSEEN
 
 
 class GuardOracle:
@@ -153,40 +178,40 @@ class GuardOracle:
     ``assume`` adds what a branch outcome implies (a false ``por`` makes both operands false, a true ``pand``
     both true), or returns None when the outcome contradicts the facts (an infeasible path)."""
 
-    def __init__(self, va: ValueAnalysis, klass: WarpClass):
+    def __init__(self, va: ValueAnalysis, klass: WarpClass) -> None:
         self.va = va
         self.klass = klass
         #: predicate key -> the definitions (instruction indices) it depends on; a pure function of the key,
         #: shared by every oracle of this value analysis
-        self.deps: dict = va.guard_deps
+        self.deps: dict[object, frozenset[int]] = va.guard_deps
         #: ``truth`` results by (predicate value, facts): the simulation asks the same question on every visit
-        self._truths: dict = {}
+        self._truths: dict[tuple[Value, Facts], bool | None] = {}
 
     def _paired(self) -> bool:
         """Whether the function issues ``.cta_group::2`` instructions (its cluster has at least 2 CTAs)."""
-        p = self.va.__dict__.get("_paired")
+        p: bool | None = self.va.__dict__.get("_paired")
         if p is None:
             p = self.va.__dict__["_paired"] = any(
                 i.op == "tcgen05" and "cta_group::2" in i.parts for i in self.va.insts)
         return p
 
-    def value(self, inst: Instruction, reg: Reg):
+    def value(self, inst: Instruction, reg: Reg) -> Value:
         """The predicate value of ``reg`` at ``inst`` (a ``("phi", …)`` key when definitions disagree)."""
-        v = self.va.reg_value(inst, reg)
+        v: Value = self.va.reg_value(inst, reg)
         if v is TOP:
-            reach = self.va.reach.get((inst.index, reg.name), ())
+            reach: tuple[int, ...] = self.va.reach.get((inst.index, reg.name), ())
             key = ("phi", reg.name, reach)
             self.deps.setdefault(key, frozenset(reach))
             return key
         return v
 
-    def _key(self, v):
+    def _key(self, v: Value) -> tuple[FactKey, bool]:
         key, pol = normalize(v)
         if key not in self.deps:
             self.deps[key] = frozenset(_dep_index(d) for d in opaque_deps(key))
         return key, pol
 
-    def truth(self, v, facts: frozenset) -> bool | None:
+    def truth(self, v: Value, facts: Facts) -> bool | None:
         """True/False when the class or the facts decide predicate ``v``, else None."""
         memo = self._truths
         k = (v, facts)
@@ -197,10 +222,10 @@ class GuardOracle:
             t = memo[k] = self._truth(v, facts)
         return t
 
-    def _truth(self, v, facts: frozenset) -> bool | None:
+    def _truth(self, v: Value, facts: Facts) -> bool | None:
         tag = v[0]
         if tag == "c":
-            return v[1] != 0
+            return bool(v[1] != 0)
         if tag == "pnot":
             t = self.truth(v[1], facts)
             return None if t is None else not t
@@ -218,32 +243,30 @@ class GuardOracle:
         if (key, False) in facts:
             return not pol
         if key[0] == "cmp" and facts:
-            t = _interval_truth(key, facts)
+            t = interval_truth(key, facts)
             if t is None:
-                t = _residue_truth(key, facts)
+                t = residue_truth(key, facts)
             if t is not None:
                 return t == pol
         if key[0] == "cmp":
-            t = _cluster_truth(key, self._paired())
+            t = cluster_truth(key, self._paired())
             if t is not None:
                 return t == pol
         if facts and self.deps.get(key):
             r = self.resolve(key, facts)
             if r is not None and r[0] == "c":
-                return (r[1] != 0) == pol
+                return bool(r[1] != 0) == pol
             if r is not None and r[0] == "tid":
                 d = self.klass.decide(r[1])
                 if d is not None:
                     return d == pol
         return None
 
-    def resolve(self, v, facts: frozenset, depth: int = 0):
+    def resolve(self, v: Value, facts: Facts, depth: int = 0) -> Value | None:
         """``v`` with its opaque definitions recomputed from the path's register constants (facts
         ``(("regval", register, value), True)`` recorded by the simulation when a constant or a thread expression
         is written to a register that has several definitions, e.g. a loop-carried flag or a warp role chosen in a
         chain of branches); a constant or a thread expression, or None."""
-        from tmemlint.analysis.values import _cmp
-
         if depth > 6 or v is TOP:
             return None
         tag = v[0]
@@ -256,7 +279,8 @@ class GuardOracle:
             b = self.resolve(v[3], facts, depth + 1)
             if a is None or b is None:
                 return None
-            return _cmp(v[1], a, b)
+            c: Value | None = _cmp(v[1], a, b)
+            return c
         if tag == "opq" and isinstance(v[1], int):
             inst = self.va.insts[v[1]]
             regs = self.va._defs_by_inst[inst.index]
@@ -265,12 +289,13 @@ class GuardOracle:
             args = []
             for o in inst.operands[1:]:
                 if type(o) is Reg:
-                    val = self.va.reg_value(inst, o)
-                    if val is TOP:
+                    known: Value = self.va.reg_value(inst, o)
+                    val: Value | None = known
+                    if known is TOP:
                         val = next((f[0][2] for f in facts
                                     if f[1] and f[0][0] == "regval" and f[0][1] == o.name), None)
-                    elif val[0] != "c":
-                        val = self.resolve(val, facts, depth + 1)
+                    elif known[0] != "c":
+                        val = self.resolve(known, facts, depth + 1)
                     if val is None:
                         return None
                     args.append(val)
@@ -283,7 +308,7 @@ class GuardOracle:
             return r if r is not None and r is not TOP and r[0] in ("c", "tid") else None
         return None
 
-    def assume(self, v, want: bool, facts: frozenset) -> frozenset | None:
+    def assume(self, v: Value, want: bool, facts: Facts) -> Facts | None:
         """``facts`` plus what ``v == want`` implies, or None when that contradicts them."""
         t = self.truth(v, facts)
         if t is not None:
@@ -311,7 +336,7 @@ class GuardOracle:
 _SHARED_READ_SPACES = ("global", "param", "const")
 
 
-def cross_warp_facts(va: ValueAnalysis, facts: frozenset) -> frozenset:
+def cross_warp_facts(va: ValueAnalysis, facts: Facts) -> Facts:
     """``facts`` with each opaque value that a plain load produced (``ld.global``/``ld.param``/``ld.const``, not
     ``.volatile``, ``.relaxed``/``.acquire``, from a CTA-uniform address) replaced by ``("mem", address)``, so that
     warps that load the same launch data separately (CUTLASS's per-role copies of the tile-validity test, each
@@ -320,7 +345,7 @@ def cross_warp_facts(va: ValueAnalysis, facts: frozenset) -> frozenset:
     Only cross-class combinations use this (``consistent_choice``): within one thread the opaque values keep their
     definitions, so a loop that reloads still sees a new value.  Assumes the kernel does not write the launch data
     it branches on while warps read it (a documented limit)."""
-    whole = va.__dict__.setdefault("_cross_warp_sets", {})
+    whole: dict[Facts, Facts] = va.__dict__.setdefault("_cross_warp_sets", {})
     hit = whole.get(facts)
     if hit is not None:
         return hit
@@ -330,9 +355,9 @@ def cross_warp_facts(va: ValueAnalysis, facts: frozenset) -> frozenset:
     return hit
 
 
-def _cross_warp(va: ValueAnalysis, facts: frozenset) -> frozenset:
-    cache = va.__dict__.setdefault("_cross_warp", {})
-    out = []
+def _cross_warp(va: ValueAnalysis, facts: Facts) -> Facts:
+    cache: dict[FactKey, FactKey] = va.__dict__.setdefault("_cross_warp", {})
+    out: list[Fact] = []
     changed = False
     for key, val in facts:
         k = cache.get(key)
@@ -343,7 +368,7 @@ def _cross_warp(va: ValueAnalysis, facts: frozenset) -> frozenset:
     return frozenset(out) if changed else facts
 
 
-def _canon(va: ValueAnalysis, v, depth: int):
+def _canon(va: ValueAnalysis, v: Any, depth: int) -> Any:
     if not isinstance(v, tuple) or not v or depth > 8:
         return v
     if v[0] == "opq" and isinstance(v[1], int):
@@ -361,7 +386,7 @@ def _canon(va: ValueAnalysis, v, depth: int):
     return v if new == v else new
 
 
-def _data_dependent(key, tags=("regval", "mem")) -> bool:
+def _data_dependent(key: object, tags: tuple[str, ...] = ("regval", "mem")) -> bool:
     """Whether a fact's key is built from values a warp computed itself from launch data or a loop: a load of
     launch data (``("mem", …)``, see ``threads.cross_warp_facts``) or a flag a loop set (``("regval", …)``).  Another
     warp's path cannot be tied to such a fact by construction.  With ``tags=_OPAQUE``, any value the analysis could
@@ -376,12 +401,12 @@ def _data_dependent(key, tags=("regval", "mem")) -> bool:
 _OPAQUE = ("regval", "mem", "opq", "phi")
 
 
-def data_chosen(facts: frozenset, tags=("regval", "mem")) -> bool:
+def data_chosen(facts: Facts, tags: tuple[str, ...] = ("regval", "mem")) -> bool:
     """Whether some CTA-uniform fact of a path is ``_data_dependent`` (with ``tags``)."""
     return any(_data_dependent(k, tags) for k, _ in facts if not is_lane_fact(k))
 
 
-def undecidable_pair(f1: frozenset, f2: frozenset) -> bool:
+def undecidable_pair(f1: Facts, f2: Facts) -> bool:
     """Whether two paths of different warp classes are chosen by data neither can tie to the other: one by launch
     data or a loop flag, the other by any value the analysis could not name."""
     return (data_chosen(f1) and data_chosen(f2, _OPAQUE)) or (data_chosen(f2) and data_chosen(f1, _OPAQUE))
@@ -391,13 +416,13 @@ _CLUSTER_SREGS = ("%cluster_nctaid.x", "%cluster_nctaid.y", "%cluster_nctaid.z",
 _POW2 = (1, 2, 4, 8, 16)
 
 
-def _cluster_truth(key, paired: bool) -> bool | None:
+def cluster_truth(key: FactKey, paired: bool) -> bool | None:
     """A comparison of the cluster's extents (``%cluster_nctaid.*``, ``%cluster_nctarank``) decided over every
     cluster shape the launch may have: x and y powers of two up to 16 CTAs (PTX ISA §10.14-15; 8 portable, 16
     with the non-portable opt-in), at least 2 CTAs when the kernel issues ``.cta_group::2`` (a CTA pair lives in
     one cluster, §9.7.16.2.4).  The z extent is taken as 1: every 2-CTA kernel known launches 2D clusters (a
     documented limit).  None when the shapes disagree or the comparison involves other values."""
-    results = set()
+    results: set[bool] = set()
     for x in _POW2:
         for y in _POW2:
             n = x * y
@@ -416,7 +441,7 @@ def _cluster_truth(key, paired: bool) -> bool | None:
 _SIGNED = {"lt", "le", "eq"}
 
 
-def _linear(v) -> tuple[object, int]:
+def _linear(v: Value) -> tuple[Value, int]:
     """``(base, c)`` with ``v == base + c`` for ``("op", "add"|"sub", base, ("c", c))`` chains."""
     c = 0
     while isinstance(v, tuple) and v[0] == "op" and v[1] in ("add", "sub") and len(v) == 5 and v[3][0] == "c":
@@ -425,7 +450,7 @@ def _linear(v) -> tuple[object, int]:
     return v, c
 
 
-def _bound(key) -> tuple[object, str, int] | None:
+def _bound(key: FactKey) -> Bound | None:
     """``(base, op, k)`` for a comparison key ``base + c op k0`` (op in lt/le/eq), with k = k0 - c."""
     if key[0] != "cmp" or key[1] not in _SIGNED or not isinstance(key[3], tuple) or key[3][0] != "c":
         return None
@@ -433,7 +458,7 @@ def _bound(key) -> tuple[object, str, int] | None:
     return base, key[1], key[3][1] - c
 
 
-def _interval_truth(key, facts) -> bool | None:
+def interval_truth(key: FactKey, facts: Facts) -> bool | None:
     """Decide ``key`` from the facts about the same linear base (signed interval reasoning)."""
     q = _bound(key)
     if q is None:
@@ -443,7 +468,7 @@ def _interval_truth(key, facts) -> bool | None:
     return None if iv is None else _decide(op, iv[0], iv[1], k)
 
 
-def _interval(base, facts) -> tuple[int, int] | None:
+def _interval(base: Value, facts: Facts) -> tuple[int, int] | None:
     """``(lo, hi)``: the values ``base`` can take on a path with these branch facts (comparisons of
     ``base + c`` with constants), or None when no fact bounds it or the facts contradict each other."""
     lo, hi = -(1 << 64), 1 << 64
@@ -486,23 +511,23 @@ def _decide(op: str, lo: int, hi: int, k: int) -> bool | None:
     return None
 
 
-def _residue(v) -> tuple[object, int] | None:
+def _residue(v: Value) -> tuple[Value, int] | None:
     """``(base, m)`` for a residue value ``base & m`` with ``m = 2^j - 1`` (``("op", "and", base, ("c", m), _)``),
     else None."""
     if not (isinstance(v, tuple) and len(v) == 5 and v[0] == "op" and v[1] == "and" and isinstance(v[3], tuple)
             and v[3][0] == "c"):
         return None
-    m = v[3][1]
+    m: object = v[3][1]
     if not isinstance(m, int) or m <= 0 or m & (m + 1):
         return None
     return v[2], m
 
 
-#: Candidate values of a counter enumerated by ``_residue_truth`` at most.
+#: Candidate values of a counter enumerated by ``residue_truth`` at most.
 _MAX_RESIDUE_CANDIDATES = 256
 
 
-def _residue_truth(key, facts) -> bool | None:
+def residue_truth(key: FactKey, facts: Facts) -> bool | None:
     """Decide a comparison of a counter's residue, ``(base & m) op k`` with ``m = 2^j - 1`` (``k % STAGES == s``,
     ``(iter & 1) == phase``; the remainder tests of a loop unrolled ``m + 1`` times), against the path's facts
     about ``base``: its interval (comparisons of ``base`` with constants) and the outcomes of earlier residue
@@ -518,7 +543,7 @@ def _residue_truth(key, facts) -> bool | None:
     if r is None:
         return None
     base, m = r
-    tests = []  # (mask, op, k, outcome) of the facts on residues of base
+    tests: list[tuple[int, str, int, bool]] = []  # (mask, op, k, outcome) of the facts on residues of base
     for fkey, val in facts:
         if fkey[0] != "cmp" or fkey[1] not in _SIGNED or not isinstance(fkey[3], tuple) or fkey[3][0] != "c":
             continue
@@ -550,7 +575,7 @@ def _compare(op: str, x: int, k: int) -> bool:
     return x < k if op == "lt" else x <= k if op == "le" else x == k
 
 
-def _dep_index(d) -> int:
+def _dep_index(d: object) -> int:
     if isinstance(d, int):
         return d
     if isinstance(d, tuple) and d and isinstance(d[0], int):
@@ -558,14 +583,15 @@ def _dep_index(d) -> int:
     return -1
 
 
-def is_lane_fact(key) -> bool:
+def is_lane_fact(key: object) -> bool:
     """Whether a fact key is a thread predicate (its value may differ between threads of one warp class)."""
     return isinstance(key, tuple) and bool(key) and key[0] == "tid"
 
 
-__all__ = ["GuardOracle", "ThreadModel", "UNKNOWN_LANES", "WarpClass", "is_lane_fact", "depends_on", "lane_counts", "lanes_on_path",
-           "normalize",
-           "thread_model", "_CMP"]
+__all__ = ["Bound", "Expr", "Fact", "FactKey", "Facts", "GuardOracle", "ThreadModel", "UNKNOWN_LANES", "Value",
+           "WarpClass", "cluster_truth", "cross_warp_facts", "data_chosen", "depends_on", "interval_truth",
+           "is_lane_fact", "kleene", "lane_counts", "lanes_on_path", "normalize", "residue_truth", "thread_model",
+           "thread_predicates", "undecidable_pair"]
 
 
 #: ``lanes_on_path`` when a path's facts involve a predicate that may differ between the threads of a warp in a
@@ -573,7 +599,7 @@ __all__ = ["GuardOracle", "ThreadModel", "UNKNOWN_LANES", "WarpClass", "is_lane_
 UNKNOWN_LANES = -1
 
 
-def lanes_on_path(klass: WarpClass, facts: frozenset, nonuniform: frozenset) -> int:
+def lanes_on_path(klass: WarpClass, facts: Facts, nonuniform: frozenset[int]) -> int:
     """The most threads of one warp of ``klass`` that satisfy every thread predicate among a path's ``facts``
     (``(("tid", e), value)`` facts, ``elect.sync`` included: ``("elect",)`` holds on one lane), counting only
     threads of the CTA (``klass.n_threads``): 32 for a path with no lane test, 1 under ``elect.sync`` or
@@ -585,10 +611,10 @@ def lanes_on_path(klass: WarpClass, facts: frozenset, nonuniform: frozenset) -> 
     return UNKNOWN_LANES if counts is None else max(counts, default=0)
 
 
-def lane_counts(klass: WarpClass, facts: frozenset, nonuniform: frozenset) -> tuple[int, ...] | None:
+def lane_counts(klass: WarpClass, facts: Facts, nonuniform: frozenset[int]) -> tuple[int, ...] | None:
     """Per warp of ``klass`` (in ``klass.warps`` order), how many of its threads satisfy the thread predicates of
     a path's ``facts``; None where ``lanes_on_path`` says ``UNKNOWN_LANES``."""
-    lane: list[tuple[tuple, bool]] = []
+    lane: list[tuple[Expr, bool]] = []
     for key, val in facts:
         if is_lane_fact(key):
             lane.append((key[1], val))
@@ -609,7 +635,7 @@ def lane_counts(klass: WarpClass, facts: frozenset, nonuniform: frozenset) -> tu
     return tuple(out)
 
 
-def _mentions_tid(v, depth: int = 0) -> bool:
+def _mentions_tid(v: object, depth: int = 0) -> bool:
     if not isinstance(v, tuple) or not v or depth > 12:
         return False
     if v[0] == "tid":
@@ -617,7 +643,7 @@ def _mentions_tid(v, depth: int = 0) -> bool:
     return any(_mentions_tid(x, depth + 1) for x in v[1:] if isinstance(x, tuple))
 
 
-def depends_on(key, defs: frozenset) -> bool:
+def depends_on(key: object, defs: frozenset[int]) -> bool:
     """Whether predicate key ``key`` reads one of the definitions ``defs`` (instruction indices): its opaque
     leaves, or the reaching definitions of a ``("phi", register, definitions)`` key."""
     if not isinstance(key, tuple) or not key:
@@ -626,7 +652,7 @@ def depends_on(key, defs: frozenset) -> bool:
         return any(d in defs for d in key[2])
     if key[0] == "opq":
         if isinstance(key[1], tuple) and key[1] and key[1][0] == "sreg":
-            return key[1][1].startswith("%tid")  # %tid.y/z; %warpid, %smid, %clock are one value per warp
+            return str(key[1][1]).startswith("%tid")  # %tid.y/z; %warpid, %smid, %clock are one value per warp
         return _dep_index(key[1]) in defs
     if key[0] == "mem":
         # launch data (``cross_warp_facts``): at a CTA-uniform address, or at one known to that load only

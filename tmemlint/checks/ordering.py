@@ -867,7 +867,7 @@ def dealloc_unsynchronized(ctx):
 #: TM305's completion side (``_incomplete_async``) is off.  With it on, fixtures/, the Triton corpus and the real
 #: patterns stay clean and tm305_barrier_mma_incomplete_bad is found: the false positive on
 #: fixtures/patterns/warp_role_table_bad (a remainder test of an unrolled loop on an infeasible path) is gone with
-#: ``threads._residue_truth``, and the acc_full -> epilogue -> acc_empty chain of a CUTLASS-style teardown
+#: ``threads.residue_truth``, and the acc_full -> epilogue -> acc_empty chain of a CUTLASS-style teardown
 #: (fixtures/ptx/tm305_acc_chain_teardown_good, CUTLASS 70's GEMM) is followed through ``all_happen_before``'s third
 #: classes.  What keeps it off: ../shared/cases 08 (good.ptx: thread 0's MMA is never committed, the dealloc follows
 #: a bar.sync) and 18 (good.ptx, good_leader.ptx: the commit's mma_done is never waited on) are listed clean, and
