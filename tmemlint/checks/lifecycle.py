@@ -409,7 +409,7 @@ def pair_alloc_unsynchronized(ctx):
     for klass in ctx.threads.classes:
         # the barriers this warp class's multicast paired commits arrive on: the warp is collective in the wait
         # and the dealloc, so a lane that did not issue the commit (another lane was elected) waits for it too
-        commits = frozenset(k for c in multicast if ctx.sync.executes(klass, c) and (k := ctx.sync.site(c).key).exact)
+        commits = frozenset(ctx.sync.site(c).key for c in multicast if ctx.sync.executes(klass, c))
 
         def transfer(state, inst, commits=commits):
             """``state``: True (a cluster barrier, or a hand-off both CTAs observe, since the last paired work),
@@ -420,14 +420,15 @@ def pair_alloc_unsynchronized(ctx):
             if inst.op == "tcgen05" and inst.family in paired_work and cta_group(inst) == 2:
                 if inst.family == "tcgen05.commit" and _multicast(inst):
                     s = ctx.sync.site(inst)
-                    if s is not None and s.key.exact:
+                    if s is not None:
                         return (nothing if state is True else state) | {s.key}
                 return nothing
             if inst.op == "mbarrier" and (peer_keys or commits):
                 s = ctx.sync.site(inst)
                 if s is not None and s.waits and any(s.key.may_alias(k) for k in peer_keys):
                     return True
-                if s is not None and s.waits and state is not True and s.key in state | commits:
+                if s is not None and s.waits and state is not True \
+                        and any(s.key.may_alias(k) for k in state | commits):
                     return True  # the multicast commit's phase: the pair's work is complete in both CTAs
             return state
 
@@ -482,16 +483,6 @@ def _paired_work_of_other_warps(ctx, deallocs, paired_work, peer_keys) -> None:
                 continue
             after = {c.index for c in cluster_waits
                      if sync.executes(kd, c) and sync.all_happen_before(ws, kw, c, kd) is not False} | peer_waits
-            # a wait of kd on the barrier of kw's multicast paired commit, ordered after the completion of kw's
-            # paired work: the commit's arrival lands in both CTAs, so each CTA's waiter sees the pair's work done
-            keys = {k for c in ws if c.family == "tcgen05.commit" and _multicast(c) and (k := sync.site(c).key).exact}
-            for i in insts if keys else ():
-                s = sync.site(i) if i.op == "mbarrier" else None
-                if s is not None and s.waits and s.key in keys and sync.executes(kd, i) \
-                        and sync.all_happen_before(ws, kw, i, kd, completion=True) is not False:
-                    after.add(i.index)
-            if keys:  # the engine orders the completion of kw's paired work before the dealloc, in both CTAs
-                todo = [d for d in todo if sync.all_happen_before(ws, kw, d, kd, completion=True) is not True]
             idxs = {d.index for d in todo}
             unsynced: set[int] = set()
 
