@@ -397,43 +397,25 @@ def pair_alloc_unsynchronized(ctx):
     va = ctx.values
     peer_keys = [k for k in (peer_arrive_key(va, i) for i in insts if i.op == "mbarrier") if k is not None]
     paired_work = ("tcgen05.mma", "tcgen05.cp", "tcgen05.commit", "tcgen05.shift")
-    nothing: frozenset = frozenset()
-    multicast = [i for i in insts if i.op == "tcgen05" and i.family == "tcgen05.commit" and cta_group(i) == 2
-                 and _multicast(i) and ctx.sync.site(i) is not None]
+
+    def transfer(synced, inst):
+        if inst.op == "barrier" and "cluster" in inst.parts and "wait" in inst.parts:
+            return True
+        if inst.op == "tcgen05" and inst.family in paired_work and cta_group(inst) == 2:
+            return False
+        if peer_keys and inst.op == "mbarrier":
+            s = ctx.sync.site(inst)
+            if s is not None and s.waits and any(s.key.may_alias(k) for k in peer_keys):
+                return True
+        return synced
+
     unsynced: set[int] = set()
 
-    def observe(_klass, state, inst, _facts):
-        if inst.index in pair and state is not True:
+    def observe(_klass, synced, inst, _facts):
+        if inst.index in pair and not synced:
             unsynced.add(inst.index)
 
-    for klass in ctx.threads.classes:
-        # the barriers this warp class's multicast paired commits arrive on: the warp is collective in the wait
-        # and the dealloc, so a lane that did not issue the commit (another lane was elected) waits for it too
-        commits = frozenset(ctx.sync.site(c).key for c in multicast if ctx.sync.executes(klass, c))
-
-        def transfer(state, inst, commits=commits):
-            """``state``: True (a cluster barrier, or a hand-off both CTAs observe, since the last paired work),
-            else the frozenset of the barriers that the thread's ``.multicast::cluster`` paired commits since its
-            last paired work arrive on, in both CTAs of the pair (PTX ISA §9.7.16.8.4)."""
-            if inst.op == "barrier" and "cluster" in inst.parts and "wait" in inst.parts:
-                return True
-            if inst.op == "tcgen05" and inst.family in paired_work and cta_group(inst) == 2:
-                if inst.family == "tcgen05.commit" and _multicast(inst):
-                    s = ctx.sync.site(inst)
-                    if s is not None:
-                        return (nothing if state is True else state) | {s.key}
-                return nothing
-            if inst.op == "mbarrier" and (peer_keys or commits):
-                s = ctx.sync.site(inst)
-                if s is not None and s.waits and any(s.key.may_alias(k) for k in peer_keys):
-                    return True
-                if s is not None and s.waits and state is not True \
-                        and any(s.key.may_alias(k) for k in state | commits):
-                    return True  # the multicast commit's phase: the pair's work is complete in both CTAs
-            return state
-
-        ctx.simulate(transfer, nothing, observe, classes=[klass],
-                     relevant=lambda i: i.op in ("barrier", "tcgen05", "mbarrier"))
+    ctx.simulate(transfer, False, observe, relevant=lambda i: i.op in ("barrier", "tcgen05", "mbarrier"))
     for idx in sorted(unsynced):
         i = insts[idx]
         if i.family == "tcgen05.alloc":
@@ -444,12 +426,6 @@ def pair_alloc_unsynchronized(ctx):
                                    "on some path: the peer CTA may still use these columns")
     _paired_work_of_other_warps(ctx, [i for i in sites.deallocs if i.index in pair and i.index not in unsynced],
                                 paired_work, peer_keys)
-
-
-def _multicast(inst) -> bool:
-    """Whether a ``tcgen05.commit`` arrives on the mbarrier at the same offset in several CTAs
-    (``.multicast::cluster``, PTX ISA §9.7.16.8.4): with ``.cta_group::2``, the pair's two CTAs."""
-    return any(p.startswith("multicast") for p in inst.parts)
 
 
 def _paired_work_of_other_warps(ctx, deallocs, paired_work, peer_keys) -> None:
