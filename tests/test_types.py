@@ -36,6 +36,7 @@ CLEAN = [
     "control.py",
     "values.py",
     "calls.py",
+    "inline.py",
 ]
 
 
