@@ -53,7 +53,7 @@ TOP: Value = ("top",)
 
 # Opcodes whose first operand is not a register definition.
 _NO_DEF = {
-    "st", "red", "bar", "barrier", "bra", "brx", "ret", "exit", "trap", "brkpt", "call", "cp", "fence", "membar",
+    "st", "red", "bra", "brx", "ret", "exit", "trap", "brkpt", "call", "cp", "fence", "membar",
     "prefetch", "prefetchu", "setmaxnreg", "nanosleep", "griddepcontrol", "pmevent", "discard", "applypriority",
     "stmatrix", "tensormap", "multimem", "cp.async", "wgmma", "clusterlaunchcontrol", "tcgen05", "stackrestore",
 }
@@ -64,7 +64,8 @@ _UNIFORM_SREGS = ("%ctaid", "%nctaid", "%ntid", "%clusterid", "%nclusterid", "%c
 
 def defined_regs(inst: Instruction) -> tuple[Reg, ...]:
     """Registers written by ``inst`` (PTX ISA: the destination is the first operand, except for stores, branches,
-    barriers, and the asynchronous tcgen05 instructions other than ``tcgen05.ld``); kept in ``inst.defs``."""
+    barriers other than ``bar.red`` (§9.7.13.1: its destination is written), and the asynchronous tcgen05
+    instructions other than ``tcgen05.ld``); kept in ``inst.defs``."""
     d = inst.defs
     if d is None:
         d = inst.defs = tuple(_defined_regs(inst))
@@ -82,6 +83,9 @@ def _defined_regs(inst: Instruction) -> list[Reg]:
         return []
     elif op == "mbarrier":
         if len(inst.parts) < 2 or inst.parts[1] not in _MBARRIER_DEFS:
+            return []
+    elif op in ("bar", "barrier"):
+        if "red" not in inst.parts:  # bar.red.popc.u32 d, a, c / bar.red.and.pred p, ...: d is written (§9.7.13.1)
             return []
     elif op == "wmma" and len(inst.parts) > 1 and inst.parts[1] == "store":
         return []
