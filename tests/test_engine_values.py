@@ -457,9 +457,6 @@ def test_constant_arithmetic_wraps_at_the_register_width():
     assert stored_set(k, "s") == frozenset({0, 1})
 
 
-@pytest.mark.xfail(strict=True, reason="PTX ISA §9.7.1.1 add (and §5.2: .u32 values are modulo 2^32): a constant "
-                                       "set is computed without wrapping, {0xFFFFFFFF, 0} + 1 gives {2^32, 1} (a "
-                                       "single constant is wrapped, values.ValueAnalysis._compute)")
 def test_a_constant_set_wraps_at_the_register_width():
     k = mini(WRAP)
     assert stored(k, "s") == ("cs", frozenset({0, 1}))
