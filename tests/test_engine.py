@@ -556,7 +556,9 @@ def test_released_before_names_the_hand_over_and_the_accesses_it_hands_back():
 
 def test_a_wait_after_the_hand_over_ends_it():
     # counter-example: a wait (on bar0's next phase) between the release and the late load
-    k = build(swap(RELEASE, "AGAIN:\n", "AGAIN:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p6, [bar0], 1;\n"))
+    # (a retry loop: an untested try_wait waits for nothing, PTX ISA §9.7.13.15.16)
+    k = build(swap(RELEASE, "AGAIN:\n", "AGAIN:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p6, [bar0], 1;\n"
+                                         "\t@!%p6 bra AGAIN;\n"))
     assert k.ctx.sync.released_before(k.warp(1), k.at["late"]) == ()
 
 
@@ -570,10 +572,6 @@ def test_executes_follows_the_warp_guards():
 # ---- answers the ISA contradicts (strict xfail: a fix of the engine turns them into passes) -------------------
 
 
-@pytest.mark.xfail(strict=True, reason="PTX ISA §9.7.13.15.16: try_wait returns False when its time limit elapses "
-                                       "before the phase completes; a wait whose result is never tested (no loop, "
-                                       "no branch on it) orders nothing, but sync_site counts every try_wait as a "
-                                       "wait")
 def test_try_wait_whose_result_is_never_tested_orders_nothing():
     # counter-example of test_mbarrier_arrive_then_parity_wait_orders_producer_before_consumer: the retry branch
     # removed, so warp 1 goes on to the load whether or not phase 0 completed
@@ -581,8 +579,6 @@ def test_try_wait_whose_result_is_never_tested_orders_nothing():
     assert k.ctx.sync.must_happen_before(k.at["a"], k.warp(0), k.at["b"], k.warp(1)) is False
 
 
-@pytest.mark.xfail(strict=True, reason="PTX ISA §9.7.13.15.16: test_wait is non-blocking; a test_wait whose result "
-                                       "is never tested orders nothing, but sync_site counts it as a wait")
 def test_test_wait_whose_result_is_never_tested_orders_nothing():
     k = build(swap(swap(MBAR, "\t@!%p7 bra WAIT;\n", ""), "mbarrier.try_wait", "mbarrier.test_wait"))
     assert k.ctx.sync.must_happen_before(k.at["a"], k.warp(0), k.at["b"], k.warp(1)) is False

@@ -37,8 +37,8 @@ from tmemlint.analysis.lifecycle import consistent_choice_facts
 from tmemlint.analysis.sync import WARP_COLLECTIVE, tmem_operand_indices
 from tmemlint.analysis.threads import cross_warp_facts, is_lane_fact, undecidable_pair
 from tmemlint.analysis.threads import Facts
-from tmemlint.analysis.values import TOP, Value, ValueAnalysis
-from tmemlint.ir import Address, Instruction
+from tmemlint.analysis.values import TOP, Value, ValueAnalysis, defined_regs
+from tmemlint.ir import Address, Instruction, Reg
 
 if TYPE_CHECKING:  # pragma: no cover
     from tmemlint.analysis.context import AnalysisContext
@@ -123,11 +123,53 @@ def sync_site(values: ValueAnalysis, inst: Instruction) -> SyncSite | None:
         if parts[1].startswith("arrive"):
             return SyncSite(_mbar_key(values, inst), True, False)
         if parts[1] in ("try_wait", "test_wait"):
+            if not wait_result_tested(values, inst):
+                return None  # its result never decides anything: the thread goes on whether the phase completed
             return SyncSite(_mbar_key(values, inst), False, True)
         return None
     if inst.family == "tcgen05.commit" or (op == "cp" and "mbarrier" in parts and "arrive" in parts):
         return SyncSite(_mbar_key(values, inst), True, False)
     return None
+
+
+#: Opcodes that decide control flow from a predicate or register they read (a retry loop's ``@!%p bra WAIT``, a
+#: ``@!%p trap``): a wait result that reaches one of them is tested.
+_CONTROL = {"bra", "brx", "ret", "exit", "trap", "call"}
+
+#: Def-use steps followed from a wait's result before it is taken as tested.
+_MAX_TEST_STEPS = 256
+
+
+def wait_result_tested(values: ValueAnalysis, inst: Instruction) -> bool:
+    """Whether the result of ``mbarrier.try_wait`` / ``test_wait`` ``inst`` may decide what the thread does next:
+    PTX ISA §9.7.13.15.16: ``test_wait`` does not block and ``try_wait`` returns False when its time limit elapses
+    before the phase completes, so either acquires the phase only where the program goes on by its result being
+    True (the retry loop ``@!%p bra WAIT``, a ``selp``/``setp`` of it then a branch, a loop exit on it).  Follows
+    the def-use chains from the result register through instructions that compute registers; True when a chain
+    reaches a control instruction (``_CONTROL``) or leaves the registers (a store, an instruction with no
+    register result, a call), or the walk passes ``_MAX_TEST_STEPS`` (kept as a wait: the safe side for the
+    rules, which then see the wait they expect); False only when every use of the result only computes registers
+    none of which is ever tested, or there is none."""
+    if not inst.operands or type(inst.operands[0]) is not Reg:
+        return True
+    work = [(inst.index, inst.operands[0].name)]
+    seen: set[tuple[int, str]] = set()
+    steps = 0
+    while work:
+        d, name = work.pop()
+        if (d, name) in seen:
+            continue
+        seen.add((d, name))
+        for u in values.uses_of(d, name):
+            steps += 1
+            if steps > _MAX_TEST_STEPS:
+                return True
+            user = values.insts[u]
+            defs = defined_regs(user)
+            if user.op in _CONTROL or not defs:
+                return True
+            work.extend((u, r.name) for r in defs)
+    return False
 
 
 def _is_release(inst: Instruction, site: SyncSite) -> bool:
