@@ -363,16 +363,10 @@ def test_mbarrier_wait_on_a_path_that_may_be_skipped_orders_nothing():
     assert k.ctx.sync.must_happen_before(k.at["a"], w0, k.at["b"], w1) is False
 
 
-
-#: ``Ordering.missing`` is worked out from the union over paths of what ``ka`` releases and ``kb`` waits on, not
-#: from the pair of paths that is unordered: a wait that only some paths skip is reported as "phase" (describe():
-#: "the wait on its barrier comes before the arrival"), which is not what happens on those paths.
-_MISSING_FROM_UNION = ("Ordering.missing is derived from the union of all paths' releases and waits (order.py "
-                       "SyncModel.ordering), not from the unordered pair of paths: a skipped wait is reported as "
-                       "'phase'")
+#: ``Ordering.missing`` names the edge the unordered pair of paths lacks: a wait that only some paths skip is
+#: "wait" (on those paths warp 1 waits on nothing), not "phase".
 
 
-@pytest.mark.xfail(strict=True, reason=_MISSING_FROM_UNION)
 def test_ordering_names_the_wait_a_path_skips():
     k = build(swap(MBAR, "CONSUMER:\n", "CONSUMER:\n\t@!%p9 bra WAITED;\n"))
     o = k.ctx.sync.ordering((k.at["a"],), k.warp(0), k.at["b"], k.warp(1))

@@ -605,8 +605,25 @@ class SyncModel:
         waited = tuple(k for k in released if waits.get(k, 0) > 0)
         missing = None
         if verdict is False:
-            missing = "release" if not released else "wait" if not waited else "phase"
+            missing = "release" if not released else "wait" if self._skips_every_wait(kb, b, released) else "phase"
         return Ordering(verdict, tuple(released), waited, missing)
+
+    def _skips_every_wait(self, kb: "WarpClass", b: Instruction, keys: list[BarrierKey]) -> bool:
+        """Whether some path of ``kb`` reaches ``b`` without waiting on any of ``keys`` (``b``'s own wait
+        included): the missing edge of that path is the wait, whatever the other paths do (``Ordering.missing``
+        names the edge the unordered pair of paths lacks, not the union over paths).  Paths are told apart by
+        their CTA-uniform fact sets (``_Counts.waits``: the fewest waits per fact set); a fact set one key's
+        simulation did not keep (past ``_MAX_FACT_SETS``) counts as waiting on that key."""
+        sb = self.site(b)
+        tables = []
+        for k in keys:
+            if sb is not None and sb.waits and sb.key.may_alias(k):
+                return False  # b itself waits on k on every path
+            tables.append(self._count(kb, k).waits.get(b.index, {}))
+        paths = {f for t in tables for f in t}
+        if not paths:
+            return True
+        return any(all(t.get(f, 1) == 0 for t in tables) for f in paths)
 
     def _count_waits_before(self, kb: "WarpClass", b: Instruction, keys: list[BarrierKey]) -> dict[BarrierKey, int]:
         """The most waits of ``kb`` on each of ``keys`` before ``b`` over its paths (``b``'s own wait included)."""
