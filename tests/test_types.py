@@ -37,6 +37,7 @@ CLEAN = [
     "values.py",
     "calls.py",
     "inline.py",
+    "order.py",
 ]
 
 
