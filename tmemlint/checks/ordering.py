@@ -1003,7 +1003,8 @@ def _reclaiming_write(ctx, rel, x, kb, per_warp, writers, written, waits):
     """``(write, class)`` for TM313: a tcgen05 write ``u`` of a warp class ``ka`` other than ``kb`` that ``ka`` can
     issue after one of its waits on a barrier that may be the one ``rel`` arrives on, over cells both handed back
     with ``rel`` (``u`` refills that stage) and touched by the access ``x`` (``_cells_meet``, warp by warp), unordered
-    after ``x`` (``SyncModel.reclaims``); None when there is none.
+    after ``x`` (``SyncModel.reclaims``, unless ``SyncModel.all_happen_before`` proves ``x`` ordered before ``u``);
+    None when there is none.
     After releasing stage 0 a consumer may load stage 1: the producer's write of stage 1 overlaps none of the
     columns handed back."""
     sync = ctx.sync
@@ -1017,7 +1018,10 @@ def _reclaiming_write(ctx, rel, x, kb, per_warp, writers, written, waits):
             if not any(_cells_meet(ctx, x, wb, u, wa, rel, per_warp, written) for wa in ka.warps for wb in kb.warps) \
                     or not sync.executes(ka, u):
                 continue
-            if sync.reclaims(x, kb, u, ka, rel.key):
+            # the barrier-key question is a heuristic: two barriers of one array at offsets not known (FA4's
+            # S_full/P_full and P_full_lastsplit) may alias, so a wait on the second is taken for a wait on the
+            # released one; a proof of the happens-before model that ``x`` is ordered before ``u`` overrides it
+            if sync.reclaims(x, kb, u, ka, rel.key) and sync.all_happen_before((x,), kb, u, ka) is not True:
                 return u, ka
     return None
 
