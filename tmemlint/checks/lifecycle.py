@@ -394,7 +394,10 @@ def pair_alloc_unsynchronized(ctx):
     Followed on the paths of each warp class (``ctx.simulate``), so a role that falls through into a join where
     only another warp allocates is not confused with it.  After the paired work, a wait on a local mbarrier that
     the kernel also arrives on in its peer CTA (``mbarrier.arrive`` through ``mapa``: CUTLASS's paired TMEM
-    release) stands for the cluster barrier: the peer arrives there only after its own paired work."""
+    release) stands for the cluster barrier: the peer arrives there only after its own paired work.  A cluster
+    barrier counts after the work only when this thread's ``barrier.cluster.arrive`` also comes after it: with the
+    arrive before the work and the wait after it, the wait only proves that the peer arrived before its own work.
+    Checked in kernels only, with their callees inlined: a ``.func``'s caller may hold the barrier."""
     if not ctx.function.is_entry:
         return  # a .func's cluster barrier may be its caller's: decided where the callee is inlined into its kernel
     sites = ctx.sites
