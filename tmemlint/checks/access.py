@@ -581,7 +581,7 @@ def _thread_hit(ctx, inst, slot):
     evaluated for every thread of every warp class whose paths reach the store (``FunctionContext.simulate``) and
     that the path's thread predicates let through: the store's own guard and the branches on ``%tid.x`` taken to
     reach it (``if (threadIdx.x != 0) buf[threadIdx.x] = …``: thread 0 never stores).  Else None."""
-    a = _tid_address(ctx.values, inst, inst.operands[0])
+    a = _tid_address(ctx.values, inst, inst.operands[1 if inst.op == "atom" else 0])
     if a is None or a[0] != slot[1]:
         return None
     _name, off, expr = a
@@ -647,6 +647,15 @@ def _classes_reaching(ctx, inst) -> list:
     return cache["runs"].get(inst.index, [])
 
 
+def _dynamic_shared(ctx) -> frozenset[str]:
+    """Names of the ``.extern .shared`` arrays visible to the function: dynamic shared memory, sized at launch.
+    Every such array starts at the same address, the start of the CTA's dynamic shared memory (PTX ISA §5.1.5,
+    ``.shared``; CUDA C++ Programming Guide, ``extern __shared__``: "all variables declared in this fashion start
+    at the same address"), so byte offsets into two of them are offsets into one buffer."""
+    return frozenset(n for vs in (ctx.module.variables, ctx.function.variables) for n, v in vs.items()
+                     if v.extern and v.space == "shared")
+
+
 @rule("TM206", "alloc-slot-aliased", "warning",
       "a store to the alloc slot's bytes between the alloc and a later read of the slot")
 def alloc_slot_aliased(ctx):
@@ -664,19 +673,23 @@ def alloc_slot_aliased(ctx):
     names = _slot_symbols(ctx)
     reads = [i for i in ctx.function.instructions if i.op in ("ld", "ldu") and len(i.operands) > 1
              and va.value(i, i.operands[1]) in slots]
+    dynamic = _dynamic_shared(ctx)
     for inst in ctx.function.instructions:
-        if inst.op not in _STORE_OPS or not inst.operands or type(inst.operands[0]) is not Address:
+        # the written address: the first operand, but atom's second (atom{.sem}{.space}.op d, [a], b)
+        at = 1 if inst.op == "atom" else 0
+        if inst.op not in _STORE_OPS or len(inst.operands) <= at or type(inst.operands[at]) is not Address:
             continue
         if inst.op == "mbarrier" and (len(inst.parts) < 2 or inst.parts[1] != "init"):
             continue
         if inst.op == "cp" and not _cp_to_shared(inst):
             continue
-        v = va.address_value(inst, inst.operands[0])
+        v = va.address_value(inst, inst.operands[at])
         if v is TOP:
             continue
         hit = None
         for slot in slots:
-            if v[0] == "sym" and v[1] == slot[1] and v[2] < slot[2] + 4 and slot[2] < v[2] + _store_bytes(inst):
+            same = v[1] == slot[1] or (v[0] == "sym" and v[1] in dynamic and slot[1] in dynamic)
+            if v[0] == "sym" and same and v[2] < slot[2] + 4 and slot[2] < v[2] + _store_bytes(inst):
                 hit = slot
             elif v[0] == "symx" and v[1] == slot[1] and (names.get(slot[1]) or 1 << 30) <= 16:
                 hit = slot

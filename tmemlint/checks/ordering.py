@@ -1034,7 +1034,9 @@ def missing_tcgen05_fence(ctx):
     a thread's asynchronous tcgen05 operations (ld, st, mma, cp, shift) and the synchronization that hands them
     over (an arrive, a barrier; ``tcgen05.commit`` is one implicitly), and tcgen05.fence::after_thread_sync
     between a wait (mbarrier wait, barrier) and the asynchronous tcgen05 operations that it orders after other
-    threads' work.  Both sides are followed on the paths of each warp class, across basic blocks (the try_wait loop
+    threads' work, and between the synchronization and a tcgen05.dealloc of columns that other threads used (the
+    ISA's "before dealloc" pattern: fence::before_thread_sync, barrier, fence::after_thread_sync, dealloc).  Both
+    sides are followed on the paths of each warp class, across basic blocks (the try_wait loop
     of a wait is a block of its own); one finding per synchronization instruction, at it.  Triton, CuTe DSL and
     CUTLASS output omit the fences, so this rule is opt-in."""
     from tmemlint.analysis.sync import ASYNC_TCGEN05, is_handover, is_sync
@@ -1058,6 +1060,8 @@ def missing_tcgen05_fence(ctx):
         fam = inst.family
         if fam in ASYNC_TCGEN05:
             return frozenset({inst.index}) | pending if len(pending) < 4 else pending, frozenset()
+        if fam == "tcgen05.dealloc":
+            return pending, frozenset()
         if fam in ("tcgen05.fence::before_thread_sync", "tcgen05.commit"):
             return frozenset(), waited
         if fam == "tcgen05.fence::after_thread_sync":
@@ -1070,7 +1074,7 @@ def missing_tcgen05_fence(ctx):
 
     def observe(_klass, prop, inst, _facts):
         pending, waited = prop
-        if inst.family in ASYNC_TCGEN05:
+        if inst.family in ASYNC_TCGEN05 or inst.family == "tcgen05.dealloc":
             for w in waited:
                 after.setdefault(w, inst.index)
         elif releases(inst):
