@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from tmemlint.analysis.control import on_cycle
 from tmemlint.analysis.lifecycle import consistent_choice_facts
+from tmemlint.analysis.paths import identity_transfer
 from tmemlint.analysis.sync import WARP_COLLECTIVE, tmem_operand_indices
 from tmemlint.analysis.threads import cross_warp_facts, is_lane_fact, undecidable_pair
 from tmemlint.analysis.threads import Facts
@@ -303,12 +304,15 @@ class SyncModel:
         # class id -> (class, {instruction index: fact sets})
         self._facts_at: dict[int, tuple[WarpClass, dict[int, set[Facts] | None]]] = {}
         self._counts: dict[tuple[int, BarrierKey], tuple[WarpClass, _Counts]] = {}
+        # (class id, the key's sites) -> (class, _Counts): ``_count``
+        self._counts_alike: dict[tuple[int, frozenset[tuple[int, bool]]], tuple[WarpClass, _Counts]] = {}
         self._releases: dict[tuple[int, tuple[int, ...], bool, bool],
                              tuple[WarpClass, dict[int, list[_KeysOnPath]]]] = {}
         self._transitive: dict[tuple[Any, ...], bool | None] = {}
         self._agreement: dict[tuple[Facts, ...], bool] = {}
         self._uniform_facts: dict[Facts, Facts] = {}
         self._undecidable: dict[tuple[Facts, Facts], bool] = {}
+        self._lane_free: dict[Facts, Facts] = {}
         self._key_order: dict[frozenset[BarrierKey], tuple[BarrierKey, ...]] = {}
         self._ordered: dict[tuple[Any, ...], bool | None] = {}
         # class id -> (class, {instruction index: releases})
@@ -339,6 +343,14 @@ class SyncModel:
         hit = self._undecidable.get((f1, f2))
         if hit is None:
             hit = self._undecidable[(f1, f2)] = undecidable_pair(f1, f2)
+        return hit
+
+    def _without_lane_facts(self, facts: Facts) -> Facts:
+        """``facts`` less its lane facts (``threads.is_lane_fact``), memoised per fact set (``_direct`` strips the
+        same few reaching fact sets for every pair of instructions asked about)."""
+        hit = self._lane_free.get(facts)
+        if hit is None:
+            hit = self._lane_free[facts] = frozenset(f for f in facts if not is_lane_fact(f[0]))
         return hit
 
     def _in_order(self, keys: frozenset[BarrierKey]) -> tuple[BarrierKey, ...]:
@@ -423,6 +435,16 @@ class SyncModel:
         hit = self._counts.get((id(klass), key))
         if hit is not None and hit[0] is klass:
             return hit[1]
+        # ``transfer`` below depends on ``key`` only through the sites that may alias it (those that arrive or
+        # wait) and, for a wait, whether it is ``key`` itself: two keys alike at every instruction the class may
+        # execute count alike (one simulation)
+        sig = (id(klass), frozenset((i.index, s.waits and s.key == key) for i, s in self._sited
+                                    if (s.arrives or s.waits) and s.key.may_alias(key)
+                                    and (i.op not in _OBSERVED or self.executes(klass, i))))
+        hit = self._counts_alike.get(sig)
+        if hit is not None and hit[0] is klass:
+            self._counts[(id(klass), key)] = hit
+            return hit[1]
         waits: _PerFacts = {}
         arrivals: _PerFacts = {}
         most: _PerFacts = {}
@@ -473,8 +495,13 @@ class SyncModel:
 
         self.ctx.simulate(transfer, (0, 0), observe, classes=[klass], relevant=self._relevant)
         c = _Counts(waits, arrivals, lane_waits=most)
-        self._counts[(id(klass), key)] = (klass, c)
+        self._counts[(id(klass), key)] = self._counts_alike[sig] = (klass, c)
         return c
+
+    @cached_property
+    def _sited(self) -> tuple[tuple[Instruction, SyncSite], ...]:
+        """The instructions with a ``site``, with it (``_count``'s signature of a key)."""
+        return tuple((i, s) for i in self.ctx.function.instructions if (s := self.site(i)) is not None)
 
     def _reaching_facts(self, klass: "WarpClass") -> dict[int, set[Facts] | None]:
         """Observed instruction index → the branch-fact sets of the states of ``klass`` that reach it (None: more
@@ -490,7 +517,7 @@ class SyncModel:
                     if len(got) > _MAX_FACT_SETS:
                         seen[inst.index] = None
 
-            self.ctx.simulate(lambda p, i: p, None, observe, classes=[klass], relevant=self._relevant)
+            self.ctx.simulate(identity_transfer, None, observe, classes=[klass], relevant=self._relevant)
             hit = self._facts_at[id(klass)] = (klass, seen)
         return hit[1]
 
@@ -814,8 +841,8 @@ class SyncModel:
                 # first, it spares the first hop where the second cannot order (hops - 1 questions never come back
                 # to a question of ``hops``, so the order of the two does not change either answer)
                 then = self.all_happen_before((w,), k2, b, kb, hops - 1)
-                if then is False:
-                    continue
+                if then is False or (then is None and result is None):
+                    continue  # once undecided, only a chain whose both hops order changes the verdict
                 first = self._direct(group, ka, w, k2, completion, phases=phases)
                 if first is False:
                     continue
@@ -881,7 +908,7 @@ class SyncModel:
 
         uncertain = False
         for fb in (facts_b if facts_b else (frozenset(),)):
-            fb = frozenset(f for f in fb if not is_lane_fact(f[0]))
+            fb = self._without_lane_facts(fb)
             for keys, fa in paths_a:
                 if not self._agree(fa, fb):
                     continue

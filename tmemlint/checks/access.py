@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tmemlint.analysis.cluster import evaluate, identity_environments, mentions_identity
 from tmemlint.analysis.control import block_descendants, can_reach
+from tmemlint.analysis.paths import identity_transfer
 from tmemlint.analysis.publication import ReleaseSyncModel, unfenced_relaxed_arrives
 from tmemlint.analysis.sync import tmem_operand_indices
 from tmemlint.analysis.threads import is_lane_fact
@@ -236,7 +237,7 @@ def lane_quadrant(ctx):
         if inst.family in ("tcgen05.ld", "tcgen05.st"):
             executed.setdefault(inst.index, set()).add(id(klass))
 
-    runs = ctx.simulate(lambda p, i: p, None, observe,
+    runs = ctx.simulate(identity_transfer, None, observe,
                         relevant=lambda i: i.family in ("tcgen05.ld", "tcgen05.st"))
     nwarps = existing_warps(ctx)
     va = ctx.values
@@ -642,7 +643,7 @@ def _classes_reaching(ctx, inst) -> list:
             lst.append((klass, [facts]))
 
         cand = {i.index for i in ctx.function.instructions if i.op in _STORE_OPS}
-        ctx.simulate(lambda p, _i: p, 0, observe, relevant=lambda i: i.index in cand)
+        ctx.simulate(identity_transfer, 0, observe, relevant=lambda i: i.index in cand)
         cache["runs"] = seen
     return cache["runs"].get(inst.index, [])
 
@@ -724,19 +725,25 @@ def _cross_warp_slot_store(ctx, store, allocs, reads):
     sync = ctx.sync
     by_alloc = [(a, run.klass) for run in ctx.lifecycle.runs for a in allocs if a.index in run.executed]
     classes = ctx.threads.classes
+    # only a read whose value reaches a TMEM operand can race; the "store before the read" verdict of a pair
+    # (read, its class) does not depend on the alloc, so it is decided once per store class, not once per alloc
+    reads = [r for r in reads if _flows_to_tmem_operand(ctx, r)]
     for ks in classes:
         if not sync.executes(ks, store):
             continue
+        before_read: dict[tuple[int, int], bool] = {}  # (read position, class position) -> store before the read
         for a, ka in by_alloc:
             after_alloc = can_reach(ctx, a, store) if ka is ks else sync.must_happen_before(store, ks, a, ka) is False
             if not after_alloc:
                 continue
-            for r in reads:
-                for kr in classes:
+            for ri, r in enumerate(reads):
+                for ki, kr in enumerate(classes):
                     if not sync.executes(kr, r) or (ka is ks and kr is ks):
                         continue
-                    before_read = can_reach(ctx, store, r) if kr is ks else \
-                        sync.must_happen_before(r, kr, store, ks) is False
-                    if before_read and _flows_to_tmem_operand(ctx, r):
+                    got = before_read.get((ri, ki))
+                    if got is None:
+                        got = before_read[(ri, ki)] = can_reach(ctx, store, r) if kr is ks else \
+                            sync.must_happen_before(r, kr, store, ks) is False
+                    if got:
                         return (a, ka), (r, kr), ks
     return None
