@@ -1007,3 +1007,57 @@ class SyncModel:
     def unfenced(self) -> tuple[Fencing, ...]:
         """``fencing`` of every synchronization event that misses a fence before or after it, in index order."""
         return tuple(self._fencings.values())
+
+    def peer_synced(self, klass: "WarpClass", inst: Instruction, work: frozenset[int],
+                    peer_keys: tuple[BarrierKey, ...], ordered_waits: frozenset[int] = frozenset(),
+                    own_barrier: bool = True) -> bool:
+        """Whether every path of ``klass`` reaching ``inst`` is synchronized with the peer CTA of a pair since its
+        latest paired operation (an index in ``work``; the entry when none): TM111's question (PTX ISA Table 46,
+        §9.7.13.4, §9.7.16.7.1; rules catalog TM111).  The events are the shared classifier's (``site``): with
+        ``own_barrier``, the class arrived on the cluster barrier (``barrier.cluster.arrive``, ``.relaxed`` included:
+        the peer's arrival proves it ran to that point) and then waited for that phase (an arrive before the paired
+        operation and a wait after it only proves the peer arrived before its own work); or it waited on an
+        mbarrier of ``peer_keys`` (one the peer CTA arrives on through ``mapa``: CUTLASS's paired TMEM release), or
+        passed a wait of ``ordered_waits`` (a cluster wait the engine orders after another class's paired work,
+        ``all_happen_before``)."""
+        memo_key = (id(klass), work, peer_keys, ordered_waits, own_barrier)
+        hit = self._peer_memo.get(memo_key)
+        if hit is None or hit[0] is not klass:
+            hit = self._peer_memo[memo_key] = (klass, self._peer_unsynced(klass, work, peer_keys, ordered_waits,
+                                                                          own_barrier))
+        return inst.index not in hit[1]
+
+    @cached_property
+    def _peer_memo(self) -> dict[tuple[Any, ...], tuple["WarpClass", frozenset[int]]]:
+        """``peer_synced``'s answers: per question, the instructions some path reaches unsynchronized."""
+        return {}
+
+    def _peer_unsynced(self, klass: "WarpClass", work: frozenset[int], peer_keys: tuple[BarrierKey, ...],
+                       ordered_waits: frozenset[int], own_barrier: bool) -> frozenset[int]:
+        """The observed instructions that some path of ``klass`` reaches unsynchronized (``peer_synced``)."""
+        unsynced, arrived, synced = 0, 1, 2
+        bad: set[int] = set()
+
+        def transfer(state: int, i: Instruction) -> int:
+            if i.index in ordered_waits:
+                return synced
+            if i.index in work:
+                return unsynced
+            s = self.site(i)
+            if s is None:
+                return state
+            if s.key.kind == "cluster" and own_barrier:
+                if s.arrives:
+                    return max(state, arrived)
+                if s.waits:
+                    return synced if state >= arrived else state
+            if s.waits and peer_keys and any(s.key.may_alias(k) for k in peer_keys):
+                return synced
+            return state
+
+        def observe(_k: "WarpClass", state: Any, i: Instruction, _facts: Facts) -> None:
+            if state != synced:
+                bad.add(i.index)
+
+        self.ctx.simulate(transfer, unsynced, observe, classes=[klass], relevant=self._relevant)
+        return frozenset(bad)
