@@ -36,7 +36,7 @@ from tmemlint.analysis.control import on_cycle
 from tmemlint.analysis.lifecycle import consistent_choice_facts
 from tmemlint.analysis.paths import identity_transfer
 from tmemlint.analysis.sync import ASYNC_TCGEN05, WARP_COLLECTIVE, tmem_operand_indices
-from tmemlint.analysis.threads import cross_warp_facts, is_lane_fact, undecidable_pair
+from tmemlint.analysis.threads import cross_warp_facts, is_lane_fact, undecidable_pair, warps_executing
 from tmemlint.analysis.threads import Facts
 from tmemlint.analysis.values import TOP, Value, ValueAnalysis, defined_regs
 from tmemlint.ir import Address, Instruction, Reg
@@ -404,8 +404,9 @@ class SyncModel:
         their arrival order, and it orders no chosen warp after another (``bar.sync 1, 64`` among 4 warps pairs
         warp 0 with any one other).  Judged only when every ``bar``/``barrier`` ``.sync``/``.arrive`` on ``ident``
         has the same constant count, none of them in a loop (a loop may hand the id from one group of warps to the
-        next), and the warps that certainly run (``WarpClass.min_warps``) and execute one of them number more than
-        the count allows; the barrier's sites then synchronize nothing."""
+        next), and the warps that certainly run and execute one of them (``threads.warps_executing``: none claimed
+        beyond one for a path chosen by ``%warpid``) number more than the count allows; the barrier's sites then
+        synchronize nothing."""
         hit = self._overfull.get(ident)
         if hit is not None:
             return hit
@@ -429,8 +430,7 @@ class SyncModel:
             return False
         threads = 0
         for k in self.ctx.threads.classes:
-            if any(self.executes(k, i) for i in insts):
-                threads += 32 * k.min_warps
+            threads += 32 * max((warps_executing(k, self.fact_sets(k, i)) for i in insts), default=0)
         got = self._overfull[ident] = threads > next(iter(counts))
         return got
 
