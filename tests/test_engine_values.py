@@ -19,7 +19,8 @@ import pytest
 
 from test_engine import IDESC_M128_N64, Kernel, build, swap
 from tmemlint.analysis.regions import TmemAddr, collect_accesses
-from tmemlint.analysis.threads import lanes_on_path, normalize
+from tmemlint.analysis.threads import (WarpClass, distinct_warps, lanes_on_path, normalize, one_warp_executes,
+                                      warps_executing)
 from tmemlint.analysis.values import TOP, const_candidates
 from tmemlint.ir import Instruction
 from tmemlint.threadexpr import eval_tid
@@ -543,3 +544,23 @@ def test_a_bfe_warp_index_guard_splits_the_warps():
            "\ttcgen05.ld.sync.aligned.32x32b.x4.b32 {%r44, %r45, %r46, %r47}, [%r5]; // @rest\n"
     k = mini(body, ntid=256)
     assert classes(k) == [((0, 1, 2, 3, 5, 6, 7), "warps 0, 1, 2, 3, 5, 6, 7", 7), ((4,), "warp 4", 1)]
+
+
+# ---- who executes an instruction: warps of a class on a path (threads.warps_executing, one_warp_executes) --------
+
+def test_a_warpid_role_path_is_claimed_for_one_warp_and_its_other_outcome_for_other_warps():
+    k4 = WarpClass((0, 1, 2, 3), 128, True)
+    role = ("cmp", "eq", ("opq", ("sreg", "%warpid")), ("c", 0))
+    flag = ("cmp", "eq", ("param", "flag", 0), ("c", 0))
+    on_role, off_role, plain = frozenset({(role, True)}), frozenset({(role, False)}), frozenset({(flag, True)})
+    assert warps_executing(k4, {plain}) == 4  # a CTA-uniform path: every warp of the class
+    assert warps_executing(k4, {on_role}) == 1  # a %warpid role: one warp claimed (PTX ISA §10.4)
+    assert warps_executing(k4, {on_role, plain}) == 1  # the fewest over the paths
+    assert warps_executing(k4, set()) == 0  # not executed
+    assert warps_executing(k4, None) == 4  # paths not kept: the class
+    assert distinct_warps(on_role, off_role) and not distinct_warps(on_role, on_role | plain)
+    assert one_warp_executes(k4, [{on_role}, {on_role | plain}])
+    # twins: the other outcome of the role test is another warp; a CTA-uniform path is every warp
+    assert not one_warp_executes(k4, [{on_role}, {off_role}])
+    assert not one_warp_executes(k4, [{on_role}, {plain}])
+    assert one_warp_executes(WarpClass((4,), 256, True), [{plain}, {plain}])
