@@ -627,6 +627,16 @@ def warps_executing(klass: WarpClass, fact_sets: Iterable[Facts] | None) -> int:
     return min((min_warps_on_path(klass, f) for f in fact_sets), default=0)
 
 
+@lru_cache(maxsize=1 << 14)
+def other_warp_view(facts: Facts) -> Facts:
+    """``facts`` as another warp sees them: without the ``warp_varying`` facts (a warp's test of ``%warpid`` says
+    nothing about another warp's, PTX ISA §10.4), so that pairing a path of one warp with a path of another warp
+    (``SyncModel`` happens-before) does not take a role test of ``%warpid`` for a CTA-uniform choice."""
+    if not warp_chosen(facts):
+        return facts
+    return frozenset(f for f in facts if is_lane_fact(f[0]) or not warp_varying(f[0]))
+
+
 def distinct_warps(f1: Facts, f2: Facts) -> bool:
     """Whether two paths of one warp class are taken by different warps: a ``warp_varying`` CTA-uniform-looking fact
     (a role test of ``%warpid``) has one outcome on one path and the other on the other, and a warp takes one
@@ -668,7 +678,7 @@ __all__ = ["Bound", "Expr", "Fact", "FactKey", "Facts", "GuardOracle", "ThreadMo
            "WarpClass", "cluster_truth", "cross_warp_facts", "data_chosen", "depends_on", "interval_truth",
            "is_lane_fact", "kleene", "lane_counts", "lanes_on_path", "min_warps_on_path", "normalize",
            "residue_truth", "thread_model", "thread_predicates", "undecidable_pair", "warp_chosen", "warp_varying",
-           "warps_executing", "WARP_VARYING_SREGS", "distinct_warps", "one_warp_executes"]
+           "warps_executing", "WARP_VARYING_SREGS", "distinct_warps", "one_warp_executes", "other_warp_view"]
 
 
 #: ``lanes_on_path`` when a path's facts involve a predicate that may differ between the threads of a warp in a
