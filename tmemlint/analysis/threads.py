@@ -9,7 +9,10 @@ condition).  ``%warpid`` does not name a warp of the CTA: PTX ISA §10.4 gives i
 to be used for a virtual warp index), so only ``%tid``-derived warp indices split warps into classes.  A test of
 ``%warpid`` is one value for the threads of a warp but says nothing about which or how many warps of a class take
 it: such a path is *warp-varying* (``warp_varying``), and ``min_warps_on_path`` claims no more than one warp for it
-(an undecided role guard is never reported as several warps).
+(an undecided role guard is never reported as several warps).  Counts of the warps that execute an instruction are
+asked here and nowhere else: ``warps_executing`` (over the paths that reach it), ``one_warp_executes`` (a warp's
+own accesses and its hand-over or dealloc), ``distinct_warps`` (the two outcomes of a ``%warpid`` test are
+different warps) and ``other_warp_view`` (a path's facts as another warp sees them, for happens-before pairs).
 
 Predicates that do not depend on ``%tid.x`` become *facts* on a path: ``key → bool`` where ``key`` is the
 predicate's canonical value (so that a predicate recomputed the same way has the same key).  Keys whose value is
