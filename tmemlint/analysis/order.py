@@ -36,7 +36,8 @@ from tmemlint.analysis.control import on_cycle
 from tmemlint.analysis.lifecycle import consistent_choice_facts
 from tmemlint.analysis.paths import identity_transfer
 from tmemlint.analysis.sync import ASYNC_TCGEN05, WARP_COLLECTIVE, tmem_operand_indices
-from tmemlint.analysis.threads import cross_warp_facts, is_lane_fact, undecidable_pair
+from tmemlint.analysis.threads import (cross_warp_facts, is_lane_fact, other_warp_view, undecidable_pair,
+                                      warps_executing)
 from tmemlint.analysis.threads import Facts
 from tmemlint.analysis.values import TOP, Value, ValueAnalysis, defined_regs
 from tmemlint.ir import Address, Instruction, Reg
@@ -404,8 +405,9 @@ class SyncModel:
         their arrival order, and it orders no chosen warp after another (``bar.sync 1, 64`` among 4 warps pairs
         warp 0 with any one other).  Judged only when every ``bar``/``barrier`` ``.sync``/``.arrive`` on ``ident``
         has the same constant count, none of them in a loop (a loop may hand the id from one group of warps to the
-        next), and the warps that certainly run (``WarpClass.min_warps``) and execute one of them number more than
-        the count allows; the barrier's sites then synchronize nothing."""
+        next), and the warps that certainly run and execute one of them (``threads.warps_executing``: none claimed
+        beyond one for a path chosen by ``%warpid``) number more than the count allows; the barrier's sites then
+        synchronize nothing."""
         hit = self._overfull.get(ident)
         if hit is not None:
             return hit
@@ -429,8 +431,7 @@ class SyncModel:
             return False
         threads = 0
         for k in self.ctx.threads.classes:
-            if any(self.executes(k, i) for i in insts):
-                threads += 32 * k.min_warps
+            threads += 32 * max((warps_executing(k, self.fact_sets(k, i)) for i in insts), default=0)
         got = self._overfull[ident] = threads > next(iter(counts))
         return got
 
@@ -908,7 +909,7 @@ class SyncModel:
             table = counts.lane_waits if b.family in WARP_COLLECTIVE else counts.waits
             own = sb.key == x if sb is not None else False
             b_states = [(f, min(m + (0 if done and own and self.passes_at_once(b, m) else done), MANY))
-                        for f, m in table.get(b.index, {}).items() if self._agree(f, fb, fa)]
+                        for f, m in table.get(b.index, {}).items() if self._agree(f, fb, other_warp_view(fa))]
             if not b_states:
                 return False
             if tied and (not x.exact or not phases):  # a path of kb that never waited on it is not ordered
@@ -926,7 +927,8 @@ class SyncModel:
             a_states = [st for g in group for st in self._count(ka, x).arrivals.get(g.index, {}).items()]
             verdict: bool | None = True
             for f, m in b_states:
-                n = max((c for g, c in a_states if self._agree(g, f, fa)), default=0)
+                n = max((c for g, c in a_states if self._agree(g, fa)
+                         and self._agree(other_warp_view(g), f, other_warp_view(fa))), default=0)
                 if not (m > 0 and (n >= MANY or m >= MANY or n + 1 <= m)):
                     if tied or not self._undecidable_pair(f, fa):
                         return False
@@ -937,7 +939,7 @@ class SyncModel:
         for fb in (facts_b if facts_b else (frozenset(),)):
             fb = self._without_lane_facts(fb)
             for keys, fa in paths_a:
-                if not self._agree(fa, fb):
+                if not self._agree(other_warp_view(fa), fb):  # ka's %warpid tests are its own warp's
                     continue
                 # ``orders`` is a pure function of its arguments (its counts are memoised per class and key), so
                 # the search stops at the first key that orders: the same answer whatever the order of the keys,

@@ -17,7 +17,7 @@ from tmemlint.analysis.mbarriers import (CLUSTER, LOCAL, NEVER_REMOTE, arrive_si
                                         expected_counts, mapa_origin, mbarrier_op)
 from tmemlint.analysis.paths import BudgetExceeded, PropertySimulation
 from tmemlint.analysis.threads import (UNKNOWN_LANES, cross_warp_facts, depends_on, is_lane_fact, lane_counts,
-                                      lanes_on_path, undecidable_pair)
+                                      lanes_on_path, min_warps_on_path, undecidable_pair)
 from tmemlint.checks.registry import rule
 from tmemlint.ir import Instruction
 
@@ -158,7 +158,8 @@ def arrive_count_overflow(ctx):
                     continue
                 if site.commit:
                     per_warp = tuple(min(n, 1) for n in per_warp)
-                threads = sum(per_warp) if klass.size_known else max(per_warp, default=0)
+                # every warp of the class when it is known to run, one where the path is a %warpid role's
+                threads = sum(per_warp) if min_warps_on_path(klass, facts) > 1 else max(per_warp, default=0)
                 ctas = 1
                 if site.remote is not None:
                     if roles is None:
