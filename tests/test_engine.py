@@ -24,7 +24,8 @@ from dataclasses import dataclass
 import pytest
 
 from tmemlint import pipeline
-from tmemlint.analysis.order import BarrierKey, Ordering, Release
+from tmemlint.analysis.order import Ordering, Release
+from tmemlint.analysis.sync import BarrierKey
 from tmemlint.analysis.threads import WarpClass
 from tmemlint.checks.context import FunctionContext
 from tmemlint.ir import Instruction

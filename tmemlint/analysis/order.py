@@ -35,11 +35,11 @@ from typing import TYPE_CHECKING, Any, cast
 from tmemlint.analysis.control import on_cycle
 from tmemlint.analysis.lifecycle import consistent_choice_facts
 from tmemlint.analysis.paths import identity_transfer
-from tmemlint.analysis.sync import ASYNC_TCGEN05, WARP_COLLECTIVE, tmem_operand_indices
+from tmemlint.analysis.sync import (ASYNC_TCGEN05, WARP_COLLECTIVE, BarrierKey, SyncEvent, sync_event,
+                                    tmem_operand_indices)
 from tmemlint.analysis.threads import cross_warp_facts, is_lane_fact, undecidable_pair
 from tmemlint.analysis.threads import Facts
-from tmemlint.analysis.values import TOP, Value, ValueAnalysis, defined_regs
-from tmemlint.ir import Address, Instruction, Reg
+from tmemlint.ir import Instruction
 
 if TYPE_CHECKING:  # pragma: no cover
     from tmemlint.analysis.context import AnalysisContext
@@ -49,131 +49,7 @@ if TYPE_CHECKING:  # pragma: no cover
 _PerFacts = dict[int, dict[Facts, int]]
 
 
-@dataclass(frozen=True, slots=True)
-class BarrierKey:
-    """A barrier instance: ``kind`` is ``"bar"`` (``ident``: the barrier id, None when not constant), ``"mbar"``
-    (``ident``: ``(variable, byte offset)``, the offset None when unknown; ``ident`` None when the address is not
-    known) or ``"cluster"``."""
-
-    kind: str
-    ident: Any = None
-
-    @property
-    def exact(self) -> bool:
-        """Whether the key names one barrier (a constant id, a variable at a known offset): only then are its
-        phases counted."""
-        if self.kind == "cluster":
-            return True
-        if self.kind == "bar":
-            return self.ident is not None
-        return self.ident is not None and self.ident[1] is not None
-
-    def may_alias(self, other: "BarrierKey") -> bool:
-        """Whether the two keys can name the same barrier instance."""
-        if self.kind != other.kind:
-            return False
-        a, b = self.ident, other.ident
-        if a is None or b is None or a == b:
-            return True
-        if self.kind == "mbar":
-            return a[0] == b[0] and (a[1] is None or b[1] is None)
-        return False
-
-
-@dataclass(frozen=True, slots=True)
-class SyncSite:
-    """What one instruction does to a barrier instance: ``arrives`` (releases: the thread's earlier work is visible
-    to whoever waits for the phase) and/or ``waits`` (acquires: the thread goes on only once the phase completed)."""
-
-    key: BarrierKey
-    arrives: bool
-    waits: bool
-
-
-def _mbar_key(values: ValueAnalysis, inst: Instruction) -> BarrierKey:
-    addr = next((o for o in inst.operands if type(o) is Address), None)
-    v = values.value(inst, addr) if addr is not None else TOP
-    return _key_of(v)
-
-
-def _key_of(v: Value) -> BarrierKey:
-    """The mbarrier key of shared-memory address value ``v``."""
-    if v is not TOP and v[0] == "sym":
-        return BarrierKey("mbar", (v[1], v[2]))
-    if v is not TOP and v[0] == "symx":
-        return BarrierKey("mbar", (v[1], None))
-    return BarrierKey("mbar", None)
-
-
-def sync_site(values: ValueAnalysis, inst: Instruction) -> SyncSite | None:
-    """The barrier effect of ``inst`` (PTX ISA §9.7.13.1, §9.7.13.4, §9.7.13.15, §9.7.16.8.4), or None."""
-    op, parts = inst.op, inst.parts
-    if op in ("bar", "barrier"):
-        if len(parts) > 1 and parts[1] == "cluster":
-            return SyncSite(BarrierKey("cluster"), "arrive" in parts, "wait" in parts)
-        if len(parts) > 1 and parts[1] == "warp":
-            return None  # bar.warp.sync: one warp
-        ident = None
-        at = 1 if "red" in parts else 0  # bar.red.popc.u32 d, a{, b}, {!}c: the barrier is a (§9.7.13.1)
-        if len(inst.operands) > at:
-            v = values.value(inst, inst.operands[at])
-            ident = v[1] if v is not TOP and v[0] == "c" else None
-        arrive_only = "arrive" in parts
-        return SyncSite(BarrierKey("bar", ident), True, not arrive_only)
-    if op == "mbarrier" and len(parts) > 1:
-        if parts[1].startswith("arrive"):
-            return SyncSite(_mbar_key(values, inst), True, False)
-        if parts[1] in ("try_wait", "test_wait"):
-            if not wait_result_tested(values, inst):
-                return None  # its result never decides anything: the thread goes on whether the phase completed
-            return SyncSite(_mbar_key(values, inst), False, True)
-        return None
-    if inst.family == "tcgen05.commit" or (op == "cp" and "mbarrier" in parts and "arrive" in parts):
-        return SyncSite(_mbar_key(values, inst), True, False)
-    return None
-
-
-#: Opcodes that decide control flow from a predicate or register they read (a retry loop's ``@!%p bra WAIT``, a
-#: ``@!%p trap``): a wait result that reaches one of them is tested.
-_CONTROL = {"bra", "brx", "ret", "exit", "trap", "call"}
-
-#: Def-use steps followed from a wait's result before it is taken as tested.
-_MAX_TEST_STEPS = 256
-
-
-def wait_result_tested(values: ValueAnalysis, inst: Instruction) -> bool:
-    """Whether the result of ``mbarrier.try_wait`` / ``test_wait`` ``inst`` may decide what the thread does next:
-    PTX ISA §9.7.13.15.16: ``test_wait`` does not block and ``try_wait`` returns False when its time limit elapses
-    before the phase completes, so either acquires the phase only where the program goes on by its result being
-    True (the retry loop ``@!%p bra WAIT``, a ``selp``/``setp`` of it then a branch, a loop exit on it).  Follows
-    the def-use chains from the result register through instructions that compute registers; True when a chain
-    reaches a control instruction (``_CONTROL``) or leaves the registers (a store, an instruction with no
-    register result, a call), or the walk passes ``_MAX_TEST_STEPS`` (kept as a wait: the safe side for the
-    rules, which then see the wait they expect); False only when every use of the result only computes registers
-    none of which is ever tested, or there is none."""
-    if not inst.operands or type(inst.operands[0]) is not Reg:
-        return True
-    work = [(inst.index, inst.operands[0].name)]
-    seen: set[tuple[int, str]] = set()
-    steps = 0
-    while work:
-        d, name = work.pop()
-        if (d, name) in seen:
-            continue
-        seen.add((d, name))
-        for u in values.uses_of(d, name):
-            steps += 1
-            if steps > _MAX_TEST_STEPS:
-                return True
-            user = values.insts[u]
-            defs = defined_regs(user)
-            if user.op in _CONTROL or not defs:
-                return True
-            work.extend((u, r.name) for r in defs)
-    return False
-
-
-def _is_release(inst: Instruction, site: SyncSite) -> bool:
+def _is_release(inst: Instruction, site: SyncEvent) -> bool:
     """Whether ``inst`` hands something back without waiting: ``mbarrier.arrive`` / ``arrive_drop`` (not
     ``.expect_tx``, a producer announcing bytes) or ``bar.arrive`` / ``barrier.arrive`` (not the cluster barrier).
     A ``tcgen05.commit`` is not: it hands over its own asynchronous operations' results when they complete."""
@@ -221,33 +97,6 @@ class _Counts:
     #: per observed instruction and fact set, the most waits of any thread of the class: what a warp-collective
     #: (``.sync.aligned``) instruction is ordered after, since every lane of the warp reaches it together
     lane_waits: _PerFacts
-
-
-def peer_arrive_key(values: ValueAnalysis, inst: Instruction) -> BarrierKey | None:
-    """The local mbarrier whose counterpart in a peer CTA ``inst`` arrives on: an ``mbarrier.arrive`` (or
-    ``tcgen05.commit … .multicast::cluster``) whose address is ``mapa`` of a local address (PTX ISA §9.7.9.22:
-    the same variable in CTA ``r`` of the cluster).  A kernel whose CTAs run the same code receives, on its own
-    barrier at that address, the arrival its peer makes with the same instruction; None for a local arrive."""
-    if not (inst.op == "mbarrier" and len(inst.parts) > 1 and inst.parts[1].startswith("arrive")):
-        return None
-    addr = next((o for o in inst.operands if type(o) is Address), None)
-    if addr is None or addr.base is None or not hasattr(addr.base, "name"):
-        return None
-    at, name = inst, addr.base.name
-    for _ in range(4):  # through register copies (mapa, then mov/cvt to the arrive's register)
-        for d in values._reaching(at, name):
-            src = values.insts[d]
-            if src.op == "mapa" and len(src.operands) >= 2:
-                return _key_of(values.value(src, src.operands[1]))
-        defs = values._reaching(at, name)
-        if len(defs) != 1:
-            return None
-        src = values.insts[defs[0]]
-        if src.op not in ("mov", "cvt") or len(src.operands) != 2 or not hasattr(src.operands[1], "name") \
-                or src.operands[1].name.startswith("%") and "." in src.operands[1].name:
-            return None
-        at, name = src, src.operands[1].name
-    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,11 +149,11 @@ class Fencing:
     operations (ld, st, mma, cp, shift: ``ASYNC_TCGEN05``) before the synchronization that releases them, and
     ``tcgen05.fence::after_thread_sync`` orders the operations (and a ``tcgen05.dealloc``) after a wait after it.
 
-    ``inst``: the event, an instruction with a ``SyncSite``.  ``unfenced_before``: when it releases
-    (``SyncSite.arrives``, a thread's arrival in program order): the thread's asynchronous tcgen05 operations that
+    ``inst``: the event, an instruction with a ``SyncEvent``.  ``unfenced_before``: when it releases
+    (``SyncEvent.arrives``, a thread's arrival in program order): the thread's asynchronous tcgen05 operations that
     reach it on some path of some warp class with no ``fence::before_thread_sync`` and no ``tcgen05.commit`` between
     (a commit's arrival waits for them, §9.7.16.8.4: a fence of its own), in index order.  ``unfenced_after``: when
-    it waits (``SyncSite.waits``): the first asynchronous tcgen05 operation or dealloc met after it on some path
+    it waits (``SyncEvent.waits``): the first asynchronous tcgen05 operation or dealloc met after it on some path
     with no ``fence::after_thread_sync`` between, or None."""
 
     inst: Instruction
@@ -327,7 +176,8 @@ class SyncModel:
 
     def __init__(self, ctx: "AnalysisContext") -> None:
         self.ctx = ctx
-        self._sites: dict[int, SyncSite | None] = {}
+        self._events: dict[int, SyncEvent | None] = {}
+        self._sites: dict[int, SyncEvent | None] = {}
         # class id -> (class, {instruction index: fact sets})
         self._facts_at: dict[int, tuple[WarpClass, dict[int, set[Facts] | None]]] = {}
         self._counts: dict[tuple[int, BarrierKey], tuple[WarpClass, _Counts]] = {}
@@ -387,11 +237,23 @@ class SyncModel:
             hit = self._key_order[keys] = tuple(sorted(keys, key=repr))
         return hit
 
-    def site(self, inst: Instruction) -> SyncSite | None:
-        """``sync_site`` of ``inst``, memoised."""
+    def event(self, inst: Instruction) -> SyncEvent | None:
+        """``sync.sync_event`` of ``inst``, memoised: every synchronization effect, those that neither release nor
+        acquire included (an ``mbarrier.init``, a fence, a wait whose result is never tested)."""
+        idx = inst.index
+        if idx not in self._events:
+            self._events[idx] = sync_event(self.ctx.values, inst)
+        return self._events[idx]
+
+    def site(self, inst: Instruction) -> SyncEvent | None:
+        """The event of ``inst`` when it releases or acquires a barrier instance (``SyncEvent.arrives`` /
+        ``waits``), memoised; None for any other instruction, and for the sites of a CTA barrier used by more
+        threads than its count (``overfull``), which synchronize nothing."""
         idx = inst.index
         if idx not in self._sites:
-            s = sync_site(self.ctx.values, inst)
+            s = self.event(inst)
+            if s is not None and not (s.arrives or s.waits):
+                s = None
             if s is not None and s.key.kind == "bar" and s.key.ident is not None and self.overfull(s.key.ident):
                 s = None
             self._sites[idx] = s
@@ -415,15 +277,12 @@ class SyncModel:
         for i in self.ctx.function.instructions:
             if i.op not in ("bar", "barrier") or len(i.parts) < 2 or i.parts[1] in ("cluster", "warp", "red"):
                 continue
-            s = sync_site(self.ctx.values, i)
+            s = self.event(i)
             if s is None or s.key.ident != ident and s.key.ident is not None:
                 continue
-            if s.key.ident is None or len(i.operands) < 2:
-                return False  # an id not known, or a count of every thread of the CTA: not over-full
-            v = self.ctx.values.value(i, i.operands[1])
-            if v is TOP or v[0] != "c" or not isinstance(v[1], int):
-                return False
-            counts.add(v[1])
+            if s.key.ident is None or s.count is None:
+                return False  # an id not known, a count of every thread of the CTA or not constant: not over-full
+            counts.add(s.count)
             insts.append(i)
         if len(counts) != 1 or any(on_cycle(self.ctx, i) for i in insts):
             return False
@@ -443,13 +302,12 @@ class SyncModel:
         mbarrier, whose current phase 0 is preceded by a complete phase of parity 1), and orders nothing after
         that phase's arrivals on that interleaving.  Only a constant parity is judged (one from a loop's phase
         register is not)."""
-        if done >= MANY or inst.op != "mbarrier" or "parity" not in inst.parts or len(inst.operands) < 3:
+        if done >= MANY or inst.op != "mbarrier":
             return False
         s = self.site(inst)
-        if s is None or not s.waits or not s.key.exact:
+        if s is None or not s.waits or not s.key.exact or s.parity is None:
             return False
-        v = self.ctx.values.value(inst, inst.operands[2])
-        return v is not TOP and v[0] == "c" and isinstance(v[1], int) and (v[1] & 1) != (done & 1)
+        return (s.parity & 1) != (done & 1)
 
     @staticmethod
     def _relevant(inst: Instruction) -> bool:
@@ -526,7 +384,7 @@ class SyncModel:
         return c
 
     @cached_property
-    def _sited(self) -> tuple[tuple[Instruction, SyncSite], ...]:
+    def _sited(self) -> tuple[tuple[Instruction, SyncEvent], ...]:
         """The instructions with a ``site``, with it (``_count``'s signature of a key)."""
         return tuple((i, s) for i in self.ctx.function.instructions if (s := self.site(i)) is not None)
 
@@ -957,7 +815,7 @@ class SyncModel:
 
     def fencing(self, inst: Instruction) -> Fencing:
         """The tcgen05 fences around the synchronization ``inst`` (``Fencing``), on the paths of every warp class;
-        an instruction with no ``SyncSite`` has none to miss.  The events are the shared classifier's
+        an instruction with no ``SyncEvent`` has none to miss.  The events are the shared classifier's
         (``SyncModel.site``): an arrival that the hardware makes when asynchronous operations complete is not
         the thread's release of its tcgen05 operations (``tcgen05.commit`` is a fence of them,
         ``cp.async.mbarrier.arrive`` tracks only ``cp.async``), a ``try_wait`` whose result is never tested waits
@@ -972,7 +830,7 @@ class SyncModel:
         after: dict[int, int] = {}  # wait -> the first asynchronous operation after it with no fence between
         empty: frozenset[int] = frozenset()
 
-        def releases(i: Instruction, s: SyncSite | None) -> bool:
+        def releases(i: Instruction, s: SyncEvent | None) -> bool:
             return s is not None and s.arrives and i.op in ("bar", "barrier", "mbarrier")
 
         def transfer(prop: _Fences, i: Instruction) -> _Fences:

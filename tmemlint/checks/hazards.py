@@ -366,7 +366,7 @@ def _publishes(ctx) -> dict[int, str]:
     an epilogue's shared-memory staging for its own TMA store, then ``bar.sync`` among the epilogue warps, then a
     remote arrive publishes nothing (a documented limit: producers that meet at a named barrier before one of them
     arrives are not followed)."""
-    from tmemlint.analysis.order import peer_arrive_key
+    from tmemlint.analysis.sync import peer_arrive_key
 
     va = ctx.values
     insts = ctx.function.instructions
@@ -443,8 +443,7 @@ def remote_release_scope(ctx):
     ISA's canonical pattern), an epilogue's release of the accumulator after tcgen05.ld (publishes nothing), and
     writes followed by a ``fence.acq_rel.cluster`` (then the arrive), which releases them."""
     from tmemlint.analysis.control import can_reach
-    from tmemlint.analysis.order import peer_arrive_key
-    from tmemlint.analysis.sync import cta_group
+    from tmemlint.analysis.sync import cta_group, peer_arrive_key
 
     insts = ctx.function.instructions
     paired = [i for i in insts if i.family in ("tcgen05.mma", "tcgen05.cp") and cta_group(i) == 2]
