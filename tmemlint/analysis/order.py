@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any, cast
 from tmemlint.analysis.control import on_cycle
 from tmemlint.analysis.lifecycle import consistent_choice_facts
 from tmemlint.analysis.paths import identity_transfer
-from tmemlint.analysis.sync import (ASYNC_TCGEN05, WARP_COLLECTIVE, BarrierKey, SyncEvent, sync_event,
-                                    tmem_operand_indices)
+from tmemlint.analysis.sync import (ASYNC_TCGEN05, WARP_COLLECTIVE, AddressForm, BarrierKey, SyncEvent,
+                                    address_form, sync_event, tmem_operand_indices)
 from tmemlint.analysis.threads import cross_warp_facts, is_lane_fact, undecidable_pair
 from tmemlint.analysis.threads import Facts
 from tmemlint.ir import Instruction
@@ -177,6 +177,7 @@ class SyncModel:
     def __init__(self, ctx: "AnalysisContext") -> None:
         self.ctx = ctx
         self._events: dict[int, SyncEvent | None] = {}
+        self._forms: dict[int, AddressForm | None] = {}
         self._sites: dict[int, SyncEvent | None] = {}
         # class id -> (class, {instruction index: fact sets})
         self._facts_at: dict[int, tuple[WarpClass, dict[int, set[Facts] | None]]] = {}
@@ -585,6 +586,58 @@ class SyncModel:
         if not verdicts:
             return None
         return False not in verdicts
+
+    def form(self, inst: Instruction) -> AddressForm | None:
+        """``sync.address_form`` of ``inst`` (the finer identity of its mbarrier), memoised."""
+        idx = inst.index
+        if idx not in self._forms:
+            self._forms[idx] = address_form(self.ctx.values, inst)
+        return self._forms[idx]
+
+    def uncompleted_by_issuer(self, pairs: dict[int, list[int]]) -> dict[int, int]:
+        """For each instruction ``w`` of ``pairs`` (``{w index: [index of an asynchronous tcgen05 operation, …]}``):
+        the first operation of its list that the thread executing ``w`` issued earlier and has not seen complete, on
+        some path of some warp class, by index; instructions whose operations all completed are left out.  An
+        operation completes for its issuing thread at a ``tcgen05.commit`` after it (which tracks all the thread's
+        earlier asynchronous tcgen05 operations, PTX ISA §9.7.16.8.4) followed by an mbarrier wait
+        (``try_wait``/``test_wait``, §9.7.13.15.16) that may be on that commit's barrier (``AddressForm.may_alias``:
+        ``full[s]`` and ``empty[s]`` of one stage register are told apart, barriers the analysis cannot tell apart
+        are the same).  Any such wait counts, whether its result is tested or not (the safe side: a missed
+        completion is reported).  TM307's same-thread question: does the MMA's own thread write its operands before
+        the MMA completed?"""
+        ops = {m for ms in pairs.values() for m in ms}
+        found: dict[int, int] = {}
+        _Pending = frozenset[tuple[int, frozenset[AddressForm | None]]]
+
+        def transfer(prop: _Pending, inst: Instruction) -> _Pending:
+            idx = inst.index
+            if idx in ops:
+                return frozenset(p for p in prop if p[0] != idx) | {(idx, frozenset())}
+            if not prop:
+                return prop
+            e = self.event(inst)
+            if e is None:
+                return prop
+            if e.kind == "commit":
+                v = self.form(inst)
+                return frozenset((m, c | {v}) for m, c in prop)
+            if e.kind == "mbarrier" and e.op in ("try_wait", "test_wait"):
+                v = self.form(inst)
+                return frozenset(p for p in prop if not any(c is None or c.may_alias(v) for c in p[1]))
+            return prop
+
+        def observe(_k: "WarpClass", prop: Any, inst: Instruction, _facts: Facts) -> None:  # prop: _Pending
+            want = pairs.get(inst.index)
+            if not want or not prop or inst.index in found:
+                return
+            hit = sorted(m for m, _c in prop if m in want)
+            if hit:
+                found[inst.index] = hit[0]
+
+        watched = ops | set(pairs)
+        self.ctx.simulate(transfer, frozenset(), observe,
+                          relevant=lambda i: i.index in watched or i.family == "tcgen05.commit" or i.op == "mbarrier")
+        return found
 
     def released_before(self, klass: "WarpClass", inst: Instruction) -> tuple[Release, ...]:
         """The hand-overs of ``klass`` (``Release``: arrives that do not wait) that precede ``inst`` on some path
