@@ -334,11 +334,9 @@ def test_mbarrier_wait_on_another_barrier_orders_nothing():
     assert o.describe() == "no wait on the barrier it arrives on"
 
 
-@pytest.mark.xfail(strict=True, reason="PTX ISA §9.7.13.15: phase 0 of bar0 (count 1) completes only with an "
-                                       "arrival, and warp 0's arrive after the store is the only one on bar0: when "
-                                       "warp 0 skips it (flag == 0), warp 1's wait never returns and its load never "
-                                       "runs, so every load that runs is ordered. The model pairs warp 0's path "
-                                       "without the arrive with warp 1's path through the wait and answers False")
+# PTX ISA §9.7.13.15: phase 0 of bar0 (count 1) completes only with an arrival, and warp 0's arrive after the store
+# is the only one on bar0: when warp 0 skips it (flag == 0), warp 1's wait never returns and its load never runs,
+# so every load that runs is ordered (``SyncModel._wait_never_returns``)
 def test_a_wait_only_the_skippable_arrive_can_complete_still_orders():
     # the arrive skipped when the kernel's ``flag`` parameter is 0 (a CTA-uniform branch warp 1 does not test)
     arrive = "\t@%p15 mbarrier.arrive.shared::cta.b64 %rd1, [bar0]; // @arrive\n"

@@ -178,6 +178,8 @@ class SyncModel:
         self.ctx = ctx
         self._events: dict[int, SyncEvent | None] = {}
         self._forms: dict[int, AddressForm | None] = {}
+        self._parity0: dict[int, tuple[WarpClass, tuple[BarrierKey, ...]]] = {}
+        self._arriver: dict[BarrierKey, WarpClass | None] = {}
         self._sites: dict[int, SyncEvent | None] = {}
         # class id -> (class, {instruction index: fact sets})
         self._facts_at: dict[int, tuple[WarpClass, dict[int, set[Facts] | None]]] = {}
@@ -860,11 +862,79 @@ class SyncModel:
                         break
                 if True in verdicts:
                     continue
+                if self._wait_never_returns(group, ka, fa, fb, kb, b):
+                    continue  # on this pair of paths kb waits for a phase that never completes: b never runs
                 if None in verdicts or (not tied and self._undecidable_pair(fa, fb)):
                     uncertain = True  # e.g. a role that allocated but met only empty tiles, per its own loads
                     continue
                 return False
         return None if uncertain else True
+
+    def _wait_never_returns(self, group: tuple[Instruction, ...], ka: "WarpClass", fa: Facts, fb: Facts,
+                            kb: "WarpClass", b: Instruction) -> bool:
+        """Whether the path of ``kb`` of facts ``fb`` cannot reach ``b`` while ``ka`` runs its path of facts ``fa``
+        through ``group``: on it ``kb`` waits before ``b`` (``b``'s own wait included) for phase 0 of an exactly
+        known mbarrier ``X`` (``.parity`` waits of constant parity 0 only: ``_parity0_waited``) whose arrivals only
+        ``ka`` makes (``_only_arriver``), and ``ka``'s path makes none (none before the latest of ``group``, none
+        after it).  PTX ISA §9.7.13.15.1-2: a phase completes only once its pending arrival count reaches zero, and
+        the expected count of ``mbarrier.init`` is at least 1, so with no arrival phase 0 never completes and the
+        wait never returns: an arrive that ``ka`` may skip leaves no execution of ``b`` unordered."""
+        sb = self.site(b)
+        after: frozenset[BarrierKey] | None = None  # every arrival after the group, commits or not
+        for x in self._parity0_waited(kb):
+            if self._only_arriver(x) is not ka:
+                continue
+            if after is None:
+                paths = self.releases_after(ka, group, grouped=len(group) > 1).get(group[0].index, [])
+                same = [ks for ks, f in paths if f == fa]  # this very path, else every path that agrees with it
+                after = frozenset().union(*same) if same else frozenset(
+                    k for ks, f in paths if self._agree(f, fa) for k in ks)
+            if any(k.may_alias(x) for k in after):
+                continue
+            done = 1 if sb is not None and sb.waits and sb.key == x else 0
+            waited = [m + done for f, m in self._count(kb, x).waits.get(b.index, {}).items()
+                      if self._agree(f, fb, fa)]
+            if not waited or not all(m > 0 for m in waited):
+                continue
+            before = [c for g in group for f, c in self._count(ka, x).arrivals.get(g.index, {}).items()
+                      if self._agree(f, fb, fa)]
+            if before and not any(before):
+                return True
+        return False
+
+    def _parity0_waited(self, klass: "WarpClass") -> tuple[BarrierKey, ...]:
+        """The exactly known mbarriers that ``klass`` waits on, every wait of it that may be on one being a
+        ``.parity`` wait on that very key with constant parity 0 (PTX ISA §9.7.13.15.16: it returns once phase 0
+        completed, or at once when a later phase is current), in a fixed order; memoised per class."""
+        hit = self._parity0.get(id(klass))
+        if hit is not None and hit[0] is klass:
+            return hit[1]
+        waited = [s for i, s in self._sited if s.waits and s.key.kind == "mbar" and self.executes(klass, i)]
+        out = tuple(sorted({s.key for s in waited if s.key.exact and s.parity == 0
+                            and all(w.key == s.key and w.parity == 0 for w in waited if w.key.may_alias(s.key))},
+                           key=repr))
+        self._parity0[id(klass)] = (klass, out)
+        return out
+
+    def _only_arriver(self, x: BarrierKey) -> "WarpClass | None":
+        """The one warp class that may arrive on the exactly known mbarrier ``x``, or None: when no class or several
+        do, or some arrival that may be on ``x`` is not known to be on exactly ``x`` (an unknown address, one from
+        ``mapa``: a peer CTA's, PTX ISA §9.7.9.22) or is a ``tcgen05.commit … .multicast::cluster`` (it arrives in
+        every CTA of its mask, §9.7.16.8.4: a peer's commit may arrive here).  Memoised per key."""
+        if x in self._arriver:
+            return self._arriver[x]
+        found: dict[int, "WarpClass"] = {}
+        ok = True
+        for i, s in self._sited:
+            if not s.arrives or not s.key.may_alias(x):
+                continue
+            if s.key != x or s.remote or s.multicast:
+                ok = False
+                break
+            found.update((id(k), k) for k in self.ctx.threads.classes if self.executes(k, i))
+        got = next(iter(found.values())) if ok and len(found) == 1 else None
+        self._arriver[x] = got
+        return got
 
     def fencing(self, inst: Instruction) -> Fencing:
         """The tcgen05 fences around the synchronization ``inst`` (``Fencing``), on the paths of every warp class;
