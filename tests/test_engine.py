@@ -637,11 +637,9 @@ MBAR_TWO = swap(MBAR, "\tsetp.eq.u32 %p2, %r2, 1;\n",
     "\tbra.uni DONE;\nOTHER:\n\t@%p14 mbarrier.arrive.shared::cta.b64 %rd3, [bar0];\n"
 
 
-@pytest.mark.xfail(strict=True, reason="PTX ISA §9.7.13.15.1-2: a phase completes when its pending arrival count "
-                                       "reaches 0; with the expected count 1, thread 64's arrival may complete phase 0 "
-                                       "before warp 0's, so warp 1's wait for phase 0 does not order warp 0's store. "
-                                       "The model counts only the arrivals of the releasing class, never the "
-                                       "mbarrier.init count or other classes' arrivals")
+# PTX ISA §9.7.13.15.1-2: a phase completes when its pending arrival count reaches 0; with the expected count 1,
+# thread 64's arrival may complete phase 0 before warp 0's, so warp 1's wait for phase 0 does not order warp 0's
+# store (``SyncModel._completed_by_others``)
 def test_another_warps_arrival_may_complete_the_phase_first():
     k = build(MBAR_TWO)
     assert [c.warps for c in k.ctx.threads.classes] == [(0,), (1,), (2,), (3,)]

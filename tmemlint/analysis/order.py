@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from tmemlint.analysis.control import on_cycle
 from tmemlint.analysis.lifecycle import consistent_choice_facts
+from tmemlint.analysis.mbarriers import expected_counts
 from tmemlint.analysis.paths import identity_transfer
 from tmemlint.analysis.sync import (ASYNC_TCGEN05, WARP_COLLECTIVE, AddressForm, BarrierKey, SyncEvent,
                                     address_form, sync_event, tmem_operand_indices)
@@ -180,6 +181,7 @@ class SyncModel:
         self._forms: dict[int, AddressForm | None] = {}
         self._parity0: dict[int, tuple[WarpClass, tuple[BarrierKey, ...]]] = {}
         self._arriver: dict[BarrierKey, WarpClass | None] = {}
+        self._by_others: dict[tuple[tuple[int, ...], int, BarrierKey], bool] = {}
         self._sites: dict[int, SyncEvent | None] = {}
         # class id -> (class, {instruction index: fact sets})
         self._facts_at: dict[int, tuple[WarpClass, dict[int, set[Facts] | None]]] = {}
@@ -836,6 +838,8 @@ class SyncModel:
                 return None if unknown else True
             if not x.exact:  # arrivals on other barriers may be counted too: any wait orders (a documented limit)
                 return any(m > 0 for _, m in b_states)
+            if self._completed_by_others(group, ka, x):
+                return False  # another class's arrival may complete the phase kb waits for before ka's
             a_states = [st for g in group for st in self._count(ka, x).arrivals.get(g.index, {}).items()]
             verdict: bool | None = True
             for f, m in b_states:
@@ -869,6 +873,40 @@ class SyncModel:
                     continue
                 return False
         return None if uncertain else True
+
+    def _completed_by_others(self, group: tuple[Instruction, ...], ka: "WarpClass", x: BarrierKey) -> bool:
+        """Whether a phase of the exactly known mbarrier ``x`` may complete without ``ka``'s arrival after
+        ``group``: ``x`` is initialised with an expected count of 1 (``mbarriers.expected_counts``) and a warp class
+        other than ``ka`` may arrive on it (an arrive site that may be ``x``) at an arrival not ordered after
+        ``group`` (``all_happen_before``).  PTX ISA §9.7.13.15.1-2: a phase completes when its pending arrival count
+        reaches zero, so with a count of 1 the first arrival completes it, whoever makes it.  Arrivals ordered after
+        ``group`` (a class that waits for ``ka``'s arrival, then arrives for the next phase) keep the order.  Other
+        counts are not judged (a documented limit).  Memoised; a question met again while it is being answered
+        (through ``all_happen_before``) is answered False."""
+        memo_key = (tuple(g.index for g in group), id(ka), x)
+        hit = self._by_others.get(memo_key)
+        if hit is not None:
+            return hit
+        self._by_others[memo_key] = False
+        got = False
+        count = self._expected.get(x)
+        if count is not None and count[0] == 1:
+            for i, s in self._sited:
+                if got:
+                    break
+                if not s.arrives or not s.key.may_alias(x):
+                    continue
+                for k in self.ctx.threads.classes:
+                    if k is not ka and self.executes(k, i) and self.all_happen_before(group, ka, i, k) is not True:
+                        got = True
+                        break
+        self._by_others[memo_key] = got
+        return got
+
+    @cached_property
+    def _expected(self) -> dict[BarrierKey, tuple[int, Instruction]]:
+        """``mbarriers.expected_counts`` of the function: exact key → (expected arrival count, its init)."""
+        return expected_counts(self.ctx.values, self.ctx.function.instructions)
 
     def _wait_never_returns(self, group: tuple[Instruction, ...], ka: "WarpClass", fa: Facts, fb: Facts,
                             kb: "WarpClass", b: Instruction) -> bool:
