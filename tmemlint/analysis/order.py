@@ -22,7 +22,12 @@ Phases are counted along each path, so a ``__syncthreads`` that both classes pas
 ``a``.  Limits: counts stop at ``MANY`` (loops): a class that arrives on ``X`` in a loop is then taken to order ``a``
 before every wait of ``kb`` on ``X``; an mbarrier whose address is not known exactly (an unknown offset into a
 shared buffer holding many barriers, an address from ``mapa``) matches any such mbarrier and its phases are not
-counted; a barrier id in a register that is not constant matches any barrier id.
+counted; a barrier id in a register that is not constant matches any barrier id.  Expected counts
+(``mbarrier.init``): with a count of 1, another class's arrival not ordered after ``a`` may complete the phase
+first and then orders nothing (``_completed_by_others``); other counts are not compared with the arrivals.  A wait
+for phase 0 of an mbarrier that only ``ka`` arrives on, on a path where ``ka`` never arrives, never returns: that
+pair of paths does not happen (``_wait_never_returns``).  The events and barrier identities are the classifier's
+(``analysis.sync``).
 """
 
 from __future__ import annotations

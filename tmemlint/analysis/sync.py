@@ -340,11 +340,13 @@ class SyncEvent:
     ``op``: the operation in the ISA's words (``sync``, ``arrive``, ``red``, ``wait``; the mbarrier operation:
     ``init``, ``arrive``, ``arrive_drop``, ``expect_tx``, ``complete_tx``, ``try_wait``, ``test_wait``, ``inval``,
     ``pending_count``; ``arrive::one`` for a commit; the fence's qualifiers joined by dots).
-    ``key``: the barrier instance (``BarrierKey("fence")`` for a fence, which names none and aliases no barrier); ``operand``: the index of the mbarrier's address operand.
-    ``arrives``: the thread releases (its earlier work is visible to whoever waits for the phase); ``waits``: it
-    acquires (goes on only once the phase completed: a blocking barrier, a cluster wait, an mbarrier wait whose
-    result is ``tested``).  ``count``: a bar's participant count, an ``mbarrier.init``'s expected count, an
-    arrive's arrival count (1 when implicit), None when not a constant.  ``tx``: ``.expect_tx``/``complete_tx``.
+    ``key``: the barrier instance (``BarrierKey("fence")`` for a fence: it names no barrier and is of a kind no
+    barrier has); ``operand``: the index of the mbarrier's address operand.  ``arrives``: the thread releases
+    (its earlier work is visible to whoever waits for the phase); ``waits``: it acquires (goes on only once the
+    phase completed: a blocking barrier, a cluster wait, an mbarrier wait whose result is ``tested``).
+    ``count``: a bar's participant count, an ``mbarrier.init``'s expected count, an arrive's arrival count (1
+    when implicit; a ``cp.async.mbarrier.arrive``'s net count: 1 with ``.noinc``, 0 without, as it raises the
+    pending count first), None when not a constant.  ``tx``: ``.expect_tx``/``complete_tx``.
     ``sem``, ``scope``: the memory-ordering and scope qualifiers written (None: the default).  ``space``:
     ``LOCAL``, ``CLUSTER`` or ``GENERIC`` for an mbarrier operand.  ``remote``: the address comes from ``mapa`` on
     every path (a peer CTA's barrier).  ``multicast``: ``tcgen05.commit … .multicast::cluster`` (its mask is the
