@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tmemlint.analysis.sync import BarrierKey, barrier_key, mapa_origin, mbarrier_op
-from tmemlint.analysis.values import TOP, ValueAnalysis
+from tmemlint.analysis.sync import BarrierKey, barrier_key, mapa_origin, sync_event
+from tmemlint.analysis.values import ValueAnalysis
 from tmemlint.ir import Address, Instruction, Reg
 
 #: Register copies and offsets followed back from an mbarrier operand to a ``mapa`` (``sync.mapa_origin``'s).
@@ -42,30 +42,21 @@ def arrive_site(values: ValueAnalysis, inst: Instruction) -> ArriveSite | None:
     (``.mbarrier::arrive::one``), ``cp.async.mbarrier.arrive.noinc`` (without ``.noinc`` it raises the pending
     count by one first: no net arrival, §9.7.9.25).  ``arrive_drop`` is not one: it changes the expected count
     (``expected_counts`` gives up on such a barrier)."""
-    commit = inst.family == "tcgen05.commit"
-    if commit:
-        k = next((j for j, o in enumerate(inst.operands) if type(o) is Address), None)
-        if k is None:
-            return None
-        return ArriveSite(inst, _local_key(values, inst, k), 1, None, True)
-    m = mbarrier_op(inst)
-    if m is None:
+    e = sync_event(values, inst)
+    if e is None or e.operand is None:
         return None
-    if m.kind == "cp.async.mbarrier.arrive":
-        if "noinc" not in inst.parts:
+    if e.kind == "commit":
+        return ArriveSite(inst, _local_key(values, inst, e.operand), 1, None, True)
+    if e.kind == "cp.async.mbarrier.arrive":
+        if e.op != "noinc":
             return None
-        n: int | None = 1
-    elif m.kind == "arrive":
-        n = 1
-        if "expect_tx" not in inst.parts and len(inst.operands) > m.operand + 1:
-            c = values.value(inst, inst.operands[m.operand + 1])
-            n = c[1] if c is not TOP and c[0] == "c" else None
-    else:
+    elif e.kind != "mbarrier" or e.op != "arrive":
         return None
-    src = mapa_origin(values, inst, m.operand)
+    n = e.count
+    src = mapa_origin(values, inst, e.operand)
     if src is not None:
         return ArriveSite(inst, barrier_key(values, src, 1), n, src, False)
-    return ArriveSite(inst, _local_key(values, inst, m.operand), n, None, False)
+    return ArriveSite(inst, _local_key(values, inst, e.operand), n, None, False)
 
 
 def _local_key(values: ValueAnalysis, inst: Instruction, operand: int) -> BarrierKey:
@@ -101,22 +92,17 @@ def expected_counts(values: ValueAnalysis, insts: list[Instruction]) -> dict[Bar
     bad: set[BarrierKey] = set()
     drops: list[BarrierKey] = []
     for inst in insts:
-        m = mbarrier_op(inst) if inst.op == "mbarrier" else None
-        if m is None:
+        e = sync_event(values, inst) if inst.op == "mbarrier" else None
+        if e is None or e.operand is None:
             continue
-        if m.kind == "arrive_drop":
-            drops.append(barrier_key(values, inst, m.operand))
-        if m.kind != "init":
+        if e.op == "arrive_drop":
+            drops.append(e.key)
+        if e.op != "init":
             continue
-        key = barrier_key(values, inst, m.operand)
-        c: tuple[object, ...] = values.value(inst, inst.operands[m.operand + 1]) if len(inst.operands) > m.operand + 1 else TOP
-        if not key.exact or c is TOP or c[0] != "c":
+        key, n = e.key, e.count
+        if not key.exact or n is None:
             if key.ident is None:
                 return {}
-            bad.add(key)
-            continue
-        n = c[1]
-        if not isinstance(n, int):
             bad.add(key)
             continue
         old = out.get(key)
