@@ -504,7 +504,7 @@ def _pending_dataflow(ctx, kind: str):
 
 
 def _sync_sites(ctx) -> list:
-    """``[(instruction, SyncSite)]`` of the function's barrier, mbarrier and commit instructions."""
+    """``[(instruction, SyncEvent)]`` of the function's barrier, mbarrier and commit instructions."""
     sync = ctx.sync
     sites = [(i, sync.site(i)) for i in ctx.function.instructions if i.op in ("bar", "barrier", "mbarrier")
              or i.family == "tcgen05.commit"]
