@@ -275,15 +275,33 @@ def _trace(values: ValueAnalysis, at: Instruction, name: str, found: list[Instru
 
 
 def peer_arrive_key(values: ValueAnalysis, inst: Instruction) -> BarrierKey | None:
-    """The local mbarrier whose counterpart in a peer CTA ``inst`` arrives on: an ``mbarrier.arrive*`` whose
-    address is ``mapa`` of a local address on every path (``mapa_origin``; PTX ISA §9.7.9.22: the same variable in
-    CTA ``r`` of the cluster).  A kernel whose CTAs run the same code receives, on its own barrier at that address,
-    the arrival its peer makes with the same instruction; None for a local arrive."""
+    """The local mbarrier whose counterpart in a peer CTA ``inst`` may arrive on: an ``mbarrier.arrive*`` whose
+    address comes from ``mapa`` of a local address on some path (PTX ISA §9.7.9.22: the same variable in CTA ``r``
+    of the cluster), followed through single-definition register copies (``mov``/``cvt``).  A kernel whose CTAs
+    run the same code receives, on its own barrier at that address, the arrival its peer makes with the same
+    instruction; None for an arrive that is local on every path.  Unlike ``mapa_origin`` (a ``mapa`` on *every*
+    path, for the local-form check of TM310), one remote path is enough here: a CTA-scope release on that path is
+    the hazard of TM309 (an address chosen as ``leader ? local : mapa(local, peer)`` included)."""
     if not (inst.op == "mbarrier" and len(inst.parts) > 1 and inst.parts[1].startswith("arrive")):
         return None
-    m = mbarrier_op(inst)
-    src = mapa_origin(values, inst, m.operand) if m is not None else None
-    return barrier_key(values, src, 1) if src is not None and len(src.operands) >= 2 else None
+    addr = next((o for o in inst.operands if type(o) is Address), None)
+    if addr is None or type(addr.base) is not Reg:
+        return None
+    at, name = inst, addr.base.name
+    for _ in range(4):  # through register copies (mapa, then mov/cvt to the arrive's register)
+        defs = values.reaching_defs(at, name)
+        for d in defs:
+            src = values.insts[d]
+            if src.op == "mapa" and len(src.operands) >= 2:
+                return barrier_key(values, src, 1)
+        if len(defs) != 1:
+            return None
+        src = values.insts[defs[0]]
+        nxt = src.operands[1] if src.op in ("mov", "cvt") and len(src.operands) == 2 else None
+        if type(nxt) is not Reg or nxt.name.startswith("%") and "." in nxt.name:
+            return None
+        at, name = src, nxt.name
+    return None
 
 
 # ---- synchronization events ----------------------------------------------------------------------------------
