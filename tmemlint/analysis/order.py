@@ -184,6 +184,9 @@ def _is_release(inst: Instruction, site: SyncSite) -> bool:
     return inst.op in ("bar", "barrier") and site.key.kind == "bar"
 
 
+#: Events kept per path by ``SyncModel.since_latest_wait`` (the latest ones).
+_MAX_ROUND = 16
+
 #: Barrier phases counted exactly below this many; this many or more (a loop) is "many".
 MANY = 4
 
@@ -1176,3 +1179,42 @@ class SyncModel:
             return m > 0
         n = max((c for g in group for c in self._count(ka, key).arrivals.get(g.index, {}).values()), default=0)
         return m > 0 and (n >= MANY or m >= MANY or n + 1 <= m)
+
+    def since_latest_wait(self, klass: "WarpClass", inst: Instruction,
+                          events: frozenset[int]) -> frozenset[tuple[Instruction, ...]]:
+        """What the thread of ``klass`` has done, among the instructions ``events`` (by index), on its paths to
+        ``inst`` since its latest wait (an instruction whose ``site`` waits: ``mbarrier.try_wait``/``test_wait``
+        whose result is tested, ``bar.sync``/``barrier.sync``/``bar.red``, ``barrier.cluster.wait``), that wait
+        included when it is one of ``events``: one tuple per distinct path state, in program order (a repeat of
+        the latest event is not added again; the latest ``_MAX_ROUND`` are kept).  These are the events that
+        happen before ``inst`` in the thread's current round, the ones a release at ``inst`` publishes (PTX ISA
+        §8.7: a release orders the thread's earlier memory operations; §9.7.13.15.13 ``mbarrier.arrive``): TM309's
+        question "which writes does this remote arrive publish".  Empty when ``klass`` does not reach ``inst``."""
+        memo_key = (id(klass), events)
+        hit = self._rounds.get(memo_key)
+        if hit is None or hit[0] is not klass:
+            seen: dict[int, set[tuple[int, ...]]] = {}
+            insts = self.ctx.function.instructions
+
+            def transfer(prop: tuple[int, ...], i: Instruction) -> tuple[int, ...]:
+                s = self.site(i)
+                if s is not None and s.waits:
+                    prop = ()
+                if i.index in events and (not prop or prop[-1] != i.index):
+                    prop = (prop + (i.index,))[-_MAX_ROUND:]
+                return prop
+
+            def observe(_k: "WarpClass", prop: Any, i: Instruction, _facts: Facts) -> None:  # prop: tuple[int, ...]
+                seen.setdefault(i.index, set()).add(prop)
+
+            self.ctx.simulate(transfer, (), observe, classes=[klass],
+                              relevant=lambda i: i.index in events or self._relevant(i))
+            table = {i: frozenset(tuple(insts[j] for j in t) for t in ts) for i, ts in seen.items()}
+            hit = self._rounds[memo_key] = (klass, table)
+        return hit[1].get(inst.index, frozenset())
+
+    @cached_property
+    def _rounds(self) -> dict[tuple[int, frozenset[int]],
+                              tuple["WarpClass", dict[int, frozenset[tuple[Instruction, ...]]]]]:
+        """``since_latest_wait``'s answers: per (class, events), per observed instruction, the rounds reaching it."""
+        return {}
