@@ -84,6 +84,13 @@ def test_rotating_stages_edges_and_verdict():
     # the four warps read the accumulator, thread 0 of warp 0 writes it again: not "same thread"
     assert [(e["guard"], e["relation"], e["same_thread"], e["reader"]["warps"], e["writer"]["warps"]) for e in acc] \
         == [("mbarrier+tcgen05", "same warps, other threads", False, "warps 0-3", "warp 0")] * 2
+    # the chain the happens-before engine found: warps 1-3 arrive on the stage's empty barrier (and the final
+    # __syncthreads, which the engine's loop counts let order the pair too), warp 0 waits before the next MMA
+    assert acc[0]["present"] == [
+        "tcgen05.wait::ld",
+        "happens-before chain: mbarrier empty (offset not known: any of its stages), barrier 0: warps 1-3 arrive at "
+        "lines 463, 481, warp 0 wait at lines 184, 258",
+        "tcgen05.fence::before_thread_sync", "tcgen05.fence::after_thread_sync"]
     assert all(e["findings"] == [] and e["at_risk"] is False for e in edges)
     assert k["riskiest_edge"] is None and k["findings"] == []
     assert edges[k["weakest_edge"]]["guard"] == "conditional-wait"

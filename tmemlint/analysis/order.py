@@ -37,7 +37,7 @@ from functools import cached_property
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any, cast
 
-from tmemlint.analysis.control import on_cycle
+from tmemlint.analysis.control import can_reach, on_cycle
 from tmemlint.analysis.lifecycle import consistent_choice_facts
 from tmemlint.analysis.mbarriers import expected_counts
 from tmemlint.analysis.paths import identity_transfer
@@ -66,6 +66,9 @@ def _is_release(inst: Instruction, site: SyncEvent) -> bool:
         return "expect_tx" not in inst.parts
     return inst.op in ("bar", "barrier") and site.key.kind == "bar"
 
+
+#: Events kept per path by ``SyncModel.since_latest_wait`` (the latest ones).
+_MAX_ROUND = 16
 
 #: Barrier phases counted exactly below this many; this many or more (a loop) is "many".
 MANY = 4
@@ -166,6 +169,40 @@ class Fencing:
     inst: Instruction
     unfenced_before: tuple[Instruction, ...] = ()
     unfenced_after: Instruction | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Hop:
+    """One link of a happens-before chain (``SyncModel.chain``): ``releaser`` arrives on one of the barrier
+    instances ``keys`` after the chain's previous event (at ``releases``, its arrive, ``bar``/``barrier`` or
+    ``tcgen05.commit`` sites on those instances that a CFG path from the event reaches) and ``waiter`` waits on it
+    (at ``waits``, its sites on those instances from which a path reaches the hop's end) before ``until``: the next
+    hop's first wait, or the instruction asked about (PTX ISA §9.7.13.1, §9.7.13.15, §9.7.16.8.4)."""
+
+    releaser: "WarpClass"
+    waiter: "WarpClass"
+    keys: tuple[BarrierKey, ...]
+    releases: tuple[Instruction, ...]
+    waits: tuple[Instruction, ...]
+    until: Instruction
+
+
+@dataclass(frozen=True, slots=True)
+class Chain:
+    """The answer of ``SyncModel.chain``: ``verdict`` as ``all_happen_before``'s (True ordered, False not ordered on
+    some pair of paths, None undecided); when ordered, ``hops``, the chain found (one hop through a barrier instance
+    both classes use, or two and more through third classes that wait and then arrive); when undecided, the chain
+    the engine could not confirm (hops none of which is known not to order, or the instances waited on; empty when
+    there is none); when not ordered, ``missing``, the
+    missing edge of the direct question (``Ordering.missing``: ``"release"``, ``"wait"`` or ``"phase"``), with
+    ``released`` (the instances the first class releases after the event) and ``waited`` (those of them the second
+    class waits on before the instruction asked about)."""
+
+    verdict: bool | None
+    hops: tuple[Hop, ...] = ()
+    missing: str | None = None
+    released: tuple[BarrierKey, ...] = ()
+    waited: tuple[BarrierKey, ...] = ()
 
 
 #: ``SyncModel.fencing``'s path state: (the asynchronous tcgen05 operations since the latest fence::before_thread_sync
@@ -1087,3 +1124,123 @@ class SyncModel:
 
         self.ctx.simulate(transfer, unsynced, observe, classes=[klass], relevant=self._relevant)
         return frozenset(bad)
+
+    def chain(self, group: tuple[Instruction, ...], ka: "WarpClass", b: Instruction, kb: "WarpClass",
+              completion: bool = False, hops: int = 2) -> Chain:
+        """``all_happen_before(group, ka, b, kb, hops, completion)`` with the chain that orders (``Chain.hops``) or
+        the edge that is missing (``Chain.missing``): the plan's reuse edges name it.  A chain through a third
+        class is the first one ``all_happen_before`` accepts (for an undecided answer, the first none of whose hops
+        is known not to order) (the same classes and waits, in the same order; every
+        answer asked here is memoised there).  ``ka`` may be ``kb`` (the lanes of one warp class: a warp's
+        ``tcgen05.ld`` and the MMA its elected lane issues later)."""
+        verdict = self.all_happen_before(group, ka, b, kb, hops, completion=completion)
+        first = self.ordering(group, ka, b, kb, completion=completion)
+        if verdict is False:
+            return Chain(False, (), first.missing, first.released, first.waited)
+        direct = self._direct(group, ka, b, kb, completion)
+        if direct is True:
+            return Chain(True, (self._hop(group, ka, b, kb, first.waited, completion),), None, first.released,
+                         first.waited)
+        if hops > 0:
+            insts = self.ctx.function.instructions
+            waits = [i for i in insts if i.op in ("mbarrier", "bar", "barrier") and (s := self.site(i)) is not None
+                     and s.waits]
+            for k2 in self.ctx.threads.classes:
+                if k2 is ka or k2 is kb:
+                    continue
+                for w in waits:
+                    if not self.executes(k2, w):
+                        continue
+                    then = self.all_happen_before((w,), k2, b, kb, hops - 1)
+                    if then is False or (verdict is True and then is not True):
+                        continue
+                    head = self._direct(group, ka, w, k2, completion)
+                    if head is False or (verdict is True and head is not True):
+                        continue
+                    via = self.ordering(group, ka, w, k2, completion=completion).waited
+                    rest = self.chain((w,), k2, b, kb, completion=False, hops=hops - 1)
+                    if not via or not rest.hops:
+                        continue  # a hop through no barrier instance names no chain
+                    hop = self._hop(group, ka, w, k2, via, completion)
+                    return Chain(verdict, (hop,) + rest.hops, None, first.released, first.waited)
+        if direct is None and first.waited:  # undecided: the instances waited on, the chain not confirmed
+            return Chain(None, (self._hop(group, ka, b, kb, first.waited, completion),), None, first.released,
+                         first.waited)
+        return Chain(verdict, (), None, first.released, first.waited)
+
+    def _hop(self, group: tuple[Instruction, ...], ka: "WarpClass", b: Instruction, kb: "WarpClass",
+             waited: tuple[BarrierKey, ...], completion: bool) -> Hop:
+        """The ``Hop`` from ``group`` (run by ``ka``) to ``b`` (run by ``kb``), ordered directly, through the
+        instances of ``waited`` whose phase counts order them (``_phase_orders``; all of ``waited`` when none does
+        alone, e.g. only paths that agree on their facts are ordered): the sites of ``ka`` arriving on them that a
+        path from an instruction of ``group`` reaches (commits only for ``completion``), and those of ``kb``
+        waiting on them from which a path reaches ``b`` (``b`` itself when it waits on one)."""
+        keys = tuple(k for k in waited if self._phase_orders(group, ka, b, kb, k)) or waited
+        rel: list[Instruction] = []
+        wai: list[Instruction] = []
+        for i, s in self._sited:
+            if not any(s.key.may_alias(k) for k in keys):
+                continue
+            if s.arrives and (not completion or i.family == "tcgen05.commit") and self.executes(ka, i) \
+                    and any(can_reach(self.ctx, g, i) for g in group):
+                rel.append(i)
+            if s.waits and self.executes(kb, i) and (i is b or can_reach(self.ctx, i, b)):
+                wai.append(i)
+        return Hop(ka, kb, keys, tuple(rel), tuple(wai), b)
+
+    def _phase_orders(self, group: tuple[Instruction, ...], ka: "WarpClass", b: Instruction, kb: "WarpClass",
+                      key: BarrierKey) -> bool:
+        """Whether the phase counts of ``key`` alone order ``group`` before ``b`` on every path, the facts of the
+        paths aside (``_direct``'s test, taken over all paths at once): ``kb`` has waited on it at least once more
+        before ``b`` than ``ka`` had arrived on it at the latest of ``group`` (either count ``MANY``: a loop), or
+        the key is not exact and ``kb`` waits on it (a documented limit of the model).  A ``__syncthreads`` both
+        classes passed before ``group`` waits for an earlier phase and does not order it."""
+        sb = self.site(b)
+        done = 1 if sb is not None and sb.waits and sb.key.may_alias(key) else 0
+        waits = self._count(kb, key).waits.get(b.index, {})
+        if not waits:
+            return False
+        m = min(min(waits.values()) + done, MANY)
+        if not key.exact:
+            return m > 0
+        n = max((c for g in group for c in self._count(ka, key).arrivals.get(g.index, {}).values()), default=0)
+        return m > 0 and (n >= MANY or m >= MANY or n + 1 <= m)
+
+    def since_latest_wait(self, klass: "WarpClass", inst: Instruction,
+                          events: frozenset[int]) -> frozenset[tuple[Instruction, ...]]:
+        """What the thread of ``klass`` has done, among the instructions ``events`` (by index), on its paths to
+        ``inst`` since its latest wait (an instruction whose ``site`` waits: ``mbarrier.try_wait``/``test_wait``
+        whose result is tested, ``bar.sync``/``barrier.sync``/``bar.red``, ``barrier.cluster.wait``), that wait
+        included when it is one of ``events``: one tuple per distinct path state, in program order (a repeat of
+        the latest event is not added again; the latest ``_MAX_ROUND`` are kept).  These are the events that
+        happen before ``inst`` in the thread's current round, the ones a release at ``inst`` publishes (PTX ISA
+        §8.7: a release orders the thread's earlier memory operations; §9.7.13.15.13 ``mbarrier.arrive``): TM309's
+        question "which writes does this remote arrive publish".  Empty when ``klass`` does not reach ``inst``."""
+        memo_key = (id(klass), events)
+        hit = self._rounds.get(memo_key)
+        if hit is None or hit[0] is not klass:
+            seen: dict[int, set[tuple[int, ...]]] = {}
+            insts = self.ctx.function.instructions
+
+            def transfer(prop: tuple[int, ...], i: Instruction) -> tuple[int, ...]:
+                s = self.site(i)
+                if s is not None and s.waits:
+                    prop = ()
+                if i.index in events and (not prop or prop[-1] != i.index):
+                    prop = (prop + (i.index,))[-_MAX_ROUND:]
+                return prop
+
+            def observe(_k: "WarpClass", prop: Any, i: Instruction, _facts: Facts) -> None:  # prop: tuple[int, ...]
+                seen.setdefault(i.index, set()).add(prop)
+
+            self.ctx.simulate(transfer, (), observe, classes=[klass],
+                              relevant=lambda i: i.index in events or self._relevant(i))
+            table = {i: frozenset(tuple(insts[j] for j in t) for t in ts) for i, ts in seen.items()}
+            hit = self._rounds[memo_key] = (klass, table)
+        return hit[1].get(inst.index, frozenset())
+
+    @cached_property
+    def _rounds(self) -> dict[tuple[int, frozenset[int]],
+                              tuple["WarpClass", dict[int, frozenset[tuple[Instruction, ...]]]]]:
+        """``since_latest_wait``'s answers: per (class, events), per observed instruction, the rounds reaching it."""
+        return {}

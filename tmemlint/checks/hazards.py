@@ -10,6 +10,7 @@ warp classes is the happens-before model of ``analysis.order``; an undecided ans
 from __future__ import annotations
 
 from tmemlint.analysis.control import can_reach
+from tmemlint.analysis.sync import peer_arrive_key
 from tmemlint.checks.registry import rule
 from tmemlint.findings import Severity
 
@@ -232,7 +233,6 @@ def cross_warp_tmem_race(ctx):
     barrier (``SyncModel``).  One warp reusing the cells of its own quarter needs no barrier and is not concerned;
     a loop where only one direction is ordered is not reported, nor is code below a ``brx.idx`` whose index comes
     from data (the warps that run it are not known): documented limits."""
-    from tmemlint.analysis.control import can_reach
 
     accs = [a for a in _accesses(ctx) if a.op in ("ld", "st") and _cells(a) is not None]
     if not any(a.op == "st" for a in accs):
@@ -312,65 +312,92 @@ def _cta_scope_wait(inst) -> bool:
     return inst.op == "mbarrier" and len(p) > 1 and p[1] in ("try_wait", "test_wait") and "cluster" not in p
 
 
-def _publishes(ctx) -> dict[int, str]:
-    """Remote arrive index → what it publishes (``TMEM``, ``TMEM_FENCED``, ``GENERIC``, ``RELAYED_CP_ASYNC``): the
-    arrives (through ``mapa``) that some warp class reaches after writing TMEM (tcgen05.st) or, through the generic
-    proxy, shared memory made visible to the async proxy (``fence.proxy.async``), or after a CTA-scope wait on a
-    local mbarrier that a ``cp.async.mbarrier.arrive`` signals, with no cluster-scope fence after those writes
-    (``_cluster_fence``), and having read no TMEM since its previous synchronization (a consumer's release after
-    tcgen05.ld publishes nothing the peer's MMA reads).  Any other wait, a CTA barrier included, starts a new round:
-    an epilogue's shared-memory staging for its own TMA store, then ``bar.sync`` among the epilogue warps, then a
-    remote arrive publishes nothing (a documented limit: producers that meet at a named barrier before one of them
-    arrives are not followed)."""
-    from tmemlint.analysis.sync import peer_arrive_key
+def _publication_event(inst, cp_async_keys, sync) -> bool:
+    """Whether ``inst`` bears on what a later remote arrive of its thread publishes (``_publishes``): a
+    tcgen05.st or tcgen05.ld, a ``tcgen05.fence::before_thread_sync``, a generic write of shared memory, a
+    ``fence.proxy.async``, a cluster-scope fence (``_cluster_fence``), a CTA-scope wait on a local mbarrier that a
+    ``cp.async.mbarrier.arrive`` signals, or a remote arrive (through ``mapa``: it ends what the previous one
+    published)."""
+    fam, op = inst.family, inst.op
+    if fam in ("tcgen05.st", "tcgen05.ld") or (fam == "tcgen05.fence" and "before_thread_sync" in "".join(inst.parts)):
+        return True
+    if op in _GENERIC_WRITES and ("shared" in inst.parts or "shared::cta" in inst.parts):
+        return True
+    if (op == "fence" and "proxy" in inst.parts and "async" in inst.parts) or _cluster_fence(inst):
+        return True
+    s = sync.site(inst)
+    return s is not None and s.waits and _cta_scope_wait(inst) and any(s.key.may_alias(k) for k in cp_async_keys)
 
+
+def _round_publishes(round_, remote: set[int], cp_async_keys, sync) -> str | None:
+    """What a remote arrive publishes after the events ``round_`` of its thread (``SyncModel.since_latest_wait``:
+    in program order since the thread's latest wait, that wait first when it is the CTA-scope wait of a relayed
+    ``cp.async`` completion): ``TMEM`` / ``TMEM_FENCED`` (tcgen05.st, then ``fence::before_thread_sync``),
+    ``GENERIC`` (shared memory written, then ``fence.proxy.async``), ``RELAYED_CP_ASYNC``, or None (nothing, or a
+    tcgen05.ld in the round: a consumer's release publishes nothing the peer's MMA reads).  A cluster-scope fence
+    releases the writes before it (then nothing is left to publish); an earlier remote arrive published those
+    before it."""
+    wrote_tmem, smem, read_tmem = 0, 0, False
+    for inst in round_:
+        fam, op = inst.family, inst.op
+        if inst.index in remote:
+            wrote_tmem, smem, read_tmem = 0, 0, False
+        elif fam == "tcgen05.st":
+            wrote_tmem = 1
+        elif fam == "tcgen05.ld":
+            read_tmem = True
+        elif fam == "tcgen05.fence":
+            wrote_tmem = 2 if wrote_tmem else 0
+        elif op in _GENERIC_WRITES:
+            smem = 1
+        elif op == "fence" and "proxy" in inst.parts:
+            smem = 2 if smem == 1 else smem
+        elif _cluster_fence(inst):
+            wrote_tmem, smem = 0, 0
+        else:  # the CTA-scope wait on a cp.async barrier (``_publication_event``)
+            wrote_tmem, smem, read_tmem = 0, 3, False
+    if read_tmem:
+        return None
+    if smem == 3:
+        return RELAYED_CP_ASYNC
+    if wrote_tmem:
+        return TMEM_FENCED if wrote_tmem == 2 else TMEM
+    return GENERIC if smem == 2 else None
+
+
+#: Which of several paths' publications a remote arrive is reported for: the worst (the relayed cp.async first).
+_PUBLICATION_RANK = {RELAYED_CP_ASYNC: 0, GENERIC: 1, TMEM: 2, TMEM_FENCED: 3}
+
+
+def _publishes(ctx) -> dict[int, str]:
+    """Remote arrive index → what it publishes (``TMEM``, ``TMEM_FENCED``, ``GENERIC``, ``RELAYED_CP_ASYNC``): asked
+    of the happens-before engine (``SyncModel.since_latest_wait``): the publication events (``_publication_event``)
+    that precede the arrive on some path of a warp class that executes it, since the class's latest wait, read in
+    program order (``_round_publishes``): TMEM written with tcgen05.st, shared memory written through the generic
+    proxy and made visible to the async proxy (``fence.proxy.async``), or a CTA-scope wait on a local mbarrier that
+    a ``cp.async.mbarrier.arrive`` signals, with no cluster-scope fence after those writes, and no TMEM read in
+    the round (a consumer's release after tcgen05.ld publishes nothing the peer's MMA reads).  Any other wait, a
+    CTA barrier included, starts a new round: an epilogue's shared-memory staging for its own TMA store, then
+    ``bar.sync`` among the epilogue warps, then a remote arrive publishes nothing (a documented limit: producers
+    that meet at a named barrier before one of them arrives are not followed).  Of several paths, the worst
+    publication (``_PUBLICATION_RANK``)."""
     va = ctx.values
+    sync = ctx.sync
     insts = ctx.function.instructions
     remote = {i.index for i in insts if peer_arrive_key(va, i) is not None}
     if not remote:
         return {}
     cp_async_keys = [s.key for i in insts if i.op == "cp" and "mbarrier" in i.parts and "arrive" in i.parts
-                     and (s := ctx.sync.site(i)) is not None]
+                     and (s := sync.site(i)) is not None]
+    events = frozenset(i.index for i in insts if i.index in remote or _publication_event(i, cp_async_keys, sync))
     out: dict[int, str] = {}
-
-    def transfer(prop, inst):
-        wrote_tmem, smem, read_tmem = prop
-        fam, op = inst.family, inst.op
-        if fam == "tcgen05.st":
-            return (1, smem, read_tmem)
-        if fam == "tcgen05.ld":
-            return (wrote_tmem, smem, True)
-        if fam == "tcgen05.fence" and "before_thread_sync" in "".join(inst.parts) and wrote_tmem:
-            return (2, smem, read_tmem)
-        if op in _GENERIC_WRITES and ("shared" in inst.parts or "shared::cta" in inst.parts):
-            return (wrote_tmem, 1, read_tmem)
-        if op == "fence" and "proxy" in inst.parts and "async" in inst.parts and smem == 1:
-            return (wrote_tmem, 2, read_tmem)
-        if _cluster_fence(inst):
-            return (0, 0, read_tmem)
-        s = ctx.sync.site(inst)
-        if s is not None and s.waits and _cta_scope_wait(inst) and any(s.key.may_alias(k) for k in cp_async_keys):
-            return (0, 3, False)
-        if inst.index in remote or (s is not None and s.waits):
-            return (0, 0, False)
-        return prop
-
-    def observe(_k, prop, inst, _facts):
-        if inst.index not in remote:
-            return
-        wrote_tmem, smem, read_tmem = prop
-        if read_tmem or inst.index in out:
-            return
-        if smem == 3:
-            out[inst.index] = RELAYED_CP_ASYNC
-        elif wrote_tmem:
-            out[inst.index] = TMEM_FENCED if wrote_tmem == 2 else TMEM
-        elif smem == 2:
-            out[inst.index] = GENERIC
-
-    ctx.simulate(transfer, (0, 0, False), observe,
-                 relevant=lambda i: i.op in ("tcgen05", "st", "stmatrix", "red", "atom", "fence", "mbarrier",
-                                             "bar", "barrier", "cp"))
+    for idx in sorted(remote):
+        arrive = insts[idx]
+        found = {what for k in ctx.threads.classes if sync.executes(k, arrive)
+                 for round_ in sync.since_latest_wait(k, arrive, events)
+                 if (what := _round_publishes(round_, remote, cp_async_keys, sync)) is not None}
+        if found:
+            out[idx] = min(found, key=_PUBLICATION_RANK.__getitem__)
     return out
 
 
@@ -398,8 +425,7 @@ def remote_release_scope(ctx):
     reported: TMEM published with ``tcgen05.fence::before_thread_sync`` and a ``.relaxed.cluster`` arrive (the
     ISA's canonical pattern), an epilogue's release of the accumulator after tcgen05.ld (publishes nothing), and
     writes followed by a ``fence.acq_rel.cluster`` (then the arrive), which releases them."""
-    from tmemlint.analysis.control import can_reach
-    from tmemlint.analysis.sync import cta_group, peer_arrive_key
+    from tmemlint.analysis.sync import cta_group
 
     insts = ctx.function.instructions
     paired = [i for i in insts if i.family in ("tcgen05.mma", "tcgen05.cp") and cta_group(i) == 2]

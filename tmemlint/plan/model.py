@@ -20,6 +20,7 @@ from __future__ import annotations
 from tmemlint.plan import PlanError
 from tmemlint.version import __version__
 from tmemlint.analysis.flow import Flow, executing_classes, warps_of
+from tmemlint.analysis.order import BarrierKey, Chain, Hop
 from tmemlint.analysis.idesc import ld_st_shape
 from tmemlint.analysis.regions import Access, AddressSets, Region, build_regions, collect_accesses
 from tmemlint.analysis.tmem import TMEM_COLUMNS
@@ -126,6 +127,13 @@ def _warp_text(warps: list[int]) -> str:
     return ("warp " if len(warps) == 1 else "warps ") + ",".join(runs)
 
 
+def _lines_text(insts: tuple[Instruction, ...], most: int = 4) -> str:
+    """The lines of ``insts`` (``most`` of them, then how many more)."""
+    lines = sorted({i.span.line for i in insts})
+    more = f" and {len(lines) - most} more" if len(lines) > most else ""
+    return (", ".join(map(str, lines[:most])) + more) or "?"
+
+
 class _Kernel:
     """Builds the plan of one function (private: the public surface is ``build_plan``)."""
 
@@ -165,7 +173,8 @@ class _Kernel:
         for a in r.readers + [w for w in r.writers if w.op in ("mma", "cp")]:
             for j in self.flow.reach(a.inst.index, lambda j: _is(insts[j], "tcgen05.commit") or _is_mbar_arrive(
                     insts[j]), back_edges=False):
-                keys.add(self._barrier_key(j))
+                site = self.ctx.sync.site(insts[j])
+                keys.add(site.key if site is not None else None)
         return (frozenset((a.op, a.role) for a in r.writers), frozenset(a.role for a in r.readers),
                 frozenset(repr(k) for k in keys))
 
@@ -655,7 +664,7 @@ class _Kernel:
                     if self._relation(rd, wa) == "same thread":
                         edges.append(self._same_thread_edge(r, rd, wa))
                     else:  # a warp's ld then one elected thread's mma: the other threads hand over
-                        edges.append(self._cross_thread_edge(r, rd, wa, self.flow.only_via_back_edge(ri, wi)))
+                        edges.append(self._handover_edge(r, rd, wa, self.flow.only_via_back_edge(ri, wi)))
                 # other warps: last reader of its iteration → first writer of the writer's iteration
                 later_reads = self.flow.reach(ri, lambda j: j in r_idx, back_edges=False)
                 if later_reads:
@@ -671,7 +680,7 @@ class _Kernel:
                     if key in seen:
                         continue
                     seen.add(key)
-                    edges.append(self._cross_thread_edge(r, rd, wa))
+                    edges.append(self._handover_edge(r, rd, wa))
         edges = self._prune(edges)
         edges.sort(key=lambda e: (e["reader"]["line"], e["writer"]["line"], e["region"]))
         return edges
@@ -764,7 +773,7 @@ class _Kernel:
         else:
             commits = f.reach(ri, lambda j: _is(self.insts[j], "tcgen05.commit"))
             commit = f.must_pass(ri, wi, lambda j: _is(self.insts[j], "tcgen05.commit"))
-            keys = [k for k in (self._barrier_key(c) for c in commits) if k is not None]
+            keys = [s.key for c in commits if (s := self.ctx.sync.site(self.insts[c])) is not None]
             wait = f.must_pass(ri, wi, lambda j: _is_mbar_wait(self.insts[j]) and self._waits_on(j, keys))
             if commit:
                 present.append("tcgen05.commit")
@@ -793,86 +802,96 @@ class _Kernel:
         return bool(d1 and d2 and d1.addr and d2.addr and d1.addr.offsets == d2.addr.offsets
                     and d1.columns == d2.columns)
 
-    def _mbarrier(self, inst: Instruction):
-        """The value of the mbarrier address operand of a commit or an mbarrier instruction (None: unknown)."""
-        from tmemlint.ir import Address
-        from tmemlint.analysis.values import TOP, is_stable
-
-        for o in inst.operands:
-            if type(o) is Address:
-                v = self.va.address_value(inst, o)
-                return v if v is not TOP and is_stable(v) else None
-        return None
-
-    def _barrier_key(self, j: int):
-        """The barrier instance an instruction arrives on or waits for (``analysis.order``), or None."""
-        site = self.ctx.sync.site(self.insts[j])
-        return site.key if site is not None else None
-
     def _waits_on(self, j: int, keys: list) -> bool:
         """Whether the mbarrier wait at ``j`` may wait on one of the barrier instances ``keys`` (the commits' mbarriers;
         a wait on ``full_bar`` is not the wait on a commit to ``empty_bar``; an address not known exactly may be
         any: ``BarrierKey.may_alias``)."""
-        k = self._barrier_key(j)
-        return k is None or any(k.may_alias(x) for x in keys)
+        s = self.ctx.sync.site(self.insts[j])
+        return s is None or any(s.key.may_alias(x) for x in keys)
 
-    def _cross_thread_edge(self, r: Region, rd: Access, wa: Access, nxt: bool | None = None) -> dict:
-        ri, wi = rd.inst.index, wa.inst.index
+    def _chains(self, rd: Access, wa: Access) -> list[tuple[bool, Chain]]:
+        """The happens-before engine's answer (``SyncModel.chain``) for every pair of a warp class that executes the
+        read ``rd`` and one that executes the write ``wa``, with whether the two classes differ: the question a
+        rule asks of that pair.  A ``tcgen05.ld`` is ordered before the write by the thread synchronization after
+        it (its own completion is the thread's ``tcgen05.wait::ld``: TM302, TM313); an MMA, cp or shift that reads
+        the columns only once it has *completed*, i.e. through a ``tcgen05.commit`` of its issuer whose phase the
+        writer's side waits for (PTX ISA §9.7.16.8.4; TM307's ``completes_before``).  A question the engine cannot
+        answer (a recursion past Python's limit) is undecided."""
+        classes = self.threads.classes
+        completion = rd.op != "ld"
+        out: list[tuple[bool, Chain]] = []
+        for ka in sorted(self.exec_by.get(rd.inst.index, ())):
+            for kb in sorted(self.exec_by.get(wa.inst.index, ())):
+                try:
+                    got = self.ctx.sync.chain((rd.inst,), classes[ka], wa.inst, classes[kb], completion=completion)
+                except RecursionError:
+                    got = Chain(None)
+                out.append((ka != kb, got))
+        return out
+
+    def _handover_edge(self, r: Region, rd: Access, wa: Access, nxt: bool | None = None) -> dict:
+        """The reuse edge from ``rd`` to a write ``wa`` by other threads, as the happens-before engine orders it
+        (``_chains``): ``ordered`` is its verdict over the pairs of different warp classes (False when one pair is
+        not ordered, None when one is undecided or every pair is one class's lanes); ``present`` names the chain it
+        found (the barrier instances, their arrive and wait sites, the warp classes through which it runs),
+        ``missing`` the edge it lacks (``Ordering.missing``).  The guard class and the canonical pattern's other
+        parts (reference §3) are read off that chain: the reader's completion (``tcgen05.wait::ld`` on the
+        thread's path to the chain's arrive, or the commit that the engine's completion question requires) and
+        the tcgen05 fences around its arrive and its last wait (``SyncModel.fencing``)."""
+        wi = wa.inst.index
         f = self.flow
         insts = self.insts
-
-        def mb_out(j):
-            return _is_mbar_arrive(insts[j]) or _is(insts[j], "tcgen05.commit")
-
-        def mb_in(j):
-            return _is_mbar_wait(insts[j])
-
-        outs_m = f.reach(ri, mb_out, back_edges=False) or f.reach(ri, mb_out)
-        outs_b = f.reach(ri, lambda j: _is_bar(insts[j]), back_edges=False)
-        keys = [k for k in (self._barrier_key(h) for h in outs_m) if k is not None]
-
-        def mb_in_keyed(j):  # a wait on the barrier the reader arrives on (not another pipeline's full barrier)
-            return _is_mbar_wait(insts[j]) and (not keys or self._waits_on(j, keys))
-
-        ins_m = f.reach(wi, mb_in_keyed, forward=False, back_edges=False) or \
-            f.reach(wi, mb_in_keyed, forward=False) or \
-            f.reach(wi, mb_in, forward=False, back_edges=False) or f.reach(wi, mb_in, forward=False)
-        ins_b = f.reach(wi, lambda j: _is_bar_wait(insts[j]), forward=False, back_edges=False)
-        present, missing = [], []
-        mbar_out, mbar_in = bool(outs_m), bool(ins_m)
-        bar_out, bar_in = bool(outs_b), bool(ins_b)
-        outs = outs_m or outs_b
-        ins = ins_m or ins_b
+        chains = self._chains(rd, wa)
+        cross = [c for other, c in chains if other]
+        ordered: bool | None = None
+        if cross:
+            verdicts = [c.verdict for c in cross]
+            ordered = False if False in verdicts else None if None in verdicts else True
+        # the pair shown: the first not ordered, else the first undecided, else the first ordered (cross-class pairs
+        # before one class's lanes)
+        pool = cross or [c for _, c in chains]
+        pick = next((c for c in pool if c.verdict is False), None) or \
+            next((c for c in pool if c.verdict is None), None) or (pool[0] if pool else Chain(None))
+        present: list[str] = []
+        missing: list[str] = []
+        hops = pick.hops
+        releases = [i for h in hops[:1] for i in h.releases]
+        waits = [i for h in hops[-1:] for i in h.waits]
         if rd.role == "ld":
-            waited = bool(outs) and all(f.must_pass(ri, h, lambda j: _is(insts[j], "tcgen05.wait::ld")) for h in outs)
-            if waited:
+            done = bool(releases) and all(
+                f.must_pass(rd.inst.index, h.index, lambda j: _is(insts[j], "tcgen05.wait::ld")) for h in releases)
+            if done:
                 present.append("tcgen05.wait::ld")
             else:
                 missing.append("tcgen05.wait::ld before the hand-over")
         else:
-            waited = all(_is(insts[h], "tcgen05.commit") for h in outs) and bool(outs)
-            if waited:
+            done = pick.verdict is True or (pick.verdict is None and bool(releases))  # releases: its commits
+            if done:
                 present.append("tcgen05.commit")
-            else:
+            elif pick.verdict is False and pick.missing == "release":
                 missing.append(f"tcgen05.commit tracking the {rd.op} before the hand-over")
-        fb = bool(outs) and all(_is(insts[h], "tcgen05.commit") or f.must_pass(
-            ri, h, lambda j: _is(insts[j], "tcgen05.fence::before_thread_sync")) for h in outs)
-        fa = bool(ins) and all(f.must_pass(h, wi, lambda j: _is(insts[j], "tcgen05.fence::after_thread_sync"))
-                               for h in ins)
-        if mbar_out and mbar_in:
-            present.append("mbarrier hand-over")
-            if fb:
-                present.append("tcgen05.fence::before_thread_sync")
-            else:
-                missing.append("tcgen05.fence::before_thread_sync before the arrive")
-            if fa:
-                present.append("tcgen05.fence::after_thread_sync")
-            else:
-                missing.append("tcgen05.fence::after_thread_sync after the wait")
-            guard = "mbarrier+tcgen05" if (waited and fb and fa) else "mbarrier"
-        elif (bar_out or mbar_out) and (bar_in or mbar_in):
-            present.append("thread barrier")
-            if waited and fb and fa:
+        sync = self.ctx.sync
+        fb = bool(releases) and all(i.family == "tcgen05.commit" or not sync.fencing(i).unfenced_before
+                                    for i in releases)
+        fa = bool(waits) and all(sync.fencing(i).unfenced_after is None for i in waits)
+        if hops:
+            # the guard is the kind of the hand-over the writer waits on (the last hop: an mbarrier among the
+            # instances that order it; a ``__syncthreads`` counted in a loop may order the pair too, the engine's
+            # documented limit); the readers' own rendezvous before it (a named barrier among the epilogue warps,
+            # then one elected arrive) is a hop of the chain too
+            mbar = any(k.kind == "mbar" for k in hops[-1].keys)
+            present.append(self._chain_text(hops, pick.verdict))
+            if mbar:
+                if not fb:
+                    missing.append("tcgen05.fence::before_thread_sync before the arrive")
+                if not fa:
+                    missing.append("tcgen05.fence::after_thread_sync after the wait")
+                if fb:
+                    present.append("tcgen05.fence::before_thread_sync")
+                if fa:
+                    present.append("tcgen05.fence::after_thread_sync")
+                guard = "mbarrier+tcgen05" if (done and fb and fa) else "mbarrier"
+            elif done and fb and fa:
                 present += ["tcgen05.fence::before_thread_sync", "tcgen05.fence::after_thread_sync"]
                 guard = "barrier+tcgen05"
             else:
@@ -880,30 +899,58 @@ class _Kernel:
                                "asynchronous tcgen05 operations)")
                 guard = "thread-barrier"
         else:
-            missing.append("any synchronization between the reading and the writing warps")
+            missing.append(self._missing_text(rd, pick))
             guard = "none"
         if nxt is None:
             nxt = self.flow.loop_of(wi) is not None
-        return self._edge(r, rd, wa, False, nxt, guard, present, missing, self._happens_before(rd.inst, wa.inst))
+        return self._edge(r, rd, wa, False, nxt, guard, present, missing, ordered)
 
-    def _happens_before(self, a: Instruction, b: Instruction) -> bool | None:
-        """``analysis.order``'s verdict that every warp class executing ``b`` does so after every class executing
-        ``a`` finished it (True), that some pair is not ordered (False), or undecided (None)."""
-        classes = self.threads.classes
-        verdict: bool | None = True
-        try:
-            for ka in sorted(self.exec_by.get(a.index, ())):
-                for kb in sorted(self.exec_by.get(b.index, ())):
-                    if ka == kb:
-                        continue
-                    v = self.ctx.sync.must_happen_before(a, classes[ka], b, classes[kb])
-                    if v is False:
-                        return False
-                    if v is None:
-                        verdict = None
-        except RecursionError:
-            return None
-        return verdict
+    def _keys_text(self, keys: tuple[BarrierKey, ...]) -> str:
+        """Barrier instances in words: ``mbarrier acc_empty``, ``mbarrier full_bar+8``, ``barrier 1``, ``the
+        cluster barrier``."""
+        out = []
+        for k in sorted(keys, key=lambda k: (k.kind != "mbar", repr(k))):  # the mbarriers first
+            if k.kind == "cluster":
+                out.append("the cluster barrier")
+            elif k.kind == "bar":
+                out.append(f"barrier {k.ident}" if k.ident is not None else "a barrier (id in a register)")
+            elif k.ident is None:
+                out.append("an mbarrier (address not known)")
+            else:
+                var, off = k.ident
+                name = demangle(str(var)).rsplit("::", 1)[-1]  # a function's local static: its own name
+                out.append(f"mbarrier {name}" + ("" if off == 0 else f"+{off}" if off is not None
+                                                  else " (offset not known: any of its stages)"))
+        return ", ".join(out) or "no barrier"
+
+    def _chain_text(self, hops: tuple[Hop, ...], verdict: bool | None) -> str:
+        """The chain ``SyncModel.chain`` found, in words: per hop, the instances, the arrive and wait lines, and
+        the warp classes; an undecided chain says so."""
+        parts = []
+        for h in hops:
+            rel, wai = _lines_text(h.releases), _lines_text(h.waits)
+            parts.append(f"{self._keys_text(h.keys)}: {_warp_text(list(h.releaser.warps))} arrive at lines "
+                         f"{rel}, {_warp_text(list(h.waiter.warps))} wait at lines {wai}")
+        via = "" if len(hops) == 1 else f" through {len(hops) - 1} other warp class{'es' if len(hops) > 2 else ''}"
+        head = "happens-before chain" if verdict else \
+            "synchronization whose order the happens-before analysis cannot decide on every pair of paths"
+        return head + via + ": " + "; then ".join(parts)
+
+    def _missing_text(self, rd: Access, c: Chain) -> str:
+        """The edge the engine finds missing (``Chain.missing``), in words."""
+        if c.verdict is None:
+            return ("an ordering the happens-before analysis can prove: it cannot decide the order of the reading "
+                    "and the writing warps")
+        if c.missing == "release":
+            what = "no tcgen05.commit after it" if rd.op != "ld" else "no arrive or barrier after it"
+            return f"a hand-over after the {rd.op}: the reading warps make {what}"
+        if c.missing == "wait":
+            return (f"a wait of the writing warps on the barrier the readers arrive on ({self._keys_text(c.released)})"
+                    f" before the write")
+        if c.missing == "phase":
+            return (f"the writing warps' wait on {self._keys_text(c.waited)} comes before the readers' arrival (an "
+                    f"earlier phase)")
+        return "any synchronization between the reading and the writing warps"
 
     # ---- readback --------------------------------------------------------------------------------------
     def readback(self) -> dict:
