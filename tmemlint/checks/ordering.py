@@ -802,7 +802,7 @@ def _cross_role_reads(ctx, lds, writers) -> dict:
                 group = tuple(w for w in runs[id(ka)] if any(_overlap(m, r) for m in mine for r in spans[w.index]))
                 if not group:
                     continue
-                why = sync.ordering(group, ka, ld, kb, completion=True, tied=True, phases=False)
+                why = sync.completion_ordering(group, ka, ld, kb)
                 if why.verdict is False:
                     # a write ordered after the load is a later write of the cells (the load's own hand-over lets
                     # it happen: write-after-read), not the one the load reads
@@ -811,7 +811,7 @@ def _cross_role_reads(ctx, lds, writers) -> dict:
                                   sync.must_happen_before(ld, kb, w, ka) is not True)
                     if not group:
                         continue
-                    why = sync.ordering(group, ka, ld, kb, completion=True, tied=True, phases=False)
+                    why = sync.completion_ordering(group, ka, ld, kb)
                 if why.verdict is False:
                     out[ld.index] = (group[-1], ka, kb, why)
                     break
