@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from tmemlint import pipeline
-from tmemlint.analysis.order import BarrierKey, Ordering, Release
+from tmemlint.analysis.order import BarrierKey, Ordering, PhaseParity, Release
 from tmemlint.analysis.threads import WarpClass
 from tmemlint.checks.context import FunctionContext
 from tmemlint.ir import Instruction
@@ -677,3 +678,63 @@ def test_cluster_barrier_arrive_without_the_wait_orders_nothing():
     k = build(swap(CLUSTER, "\tbarrier.cluster.wait.aligned; // @cwait\n", ""))
     assert k.ctx.sync.ordering((k.at["a"],), k.warp(0), k.at["b"], k.warp(1)) == Ordering(
         False, (BarrierKey("cluster"),), (), "wait")
+
+
+# ---- per-stage phase parity of a loop's waits (SyncModel.wait_parity, completion_ordering) ----------------------
+
+#: The 3-stage ring of ``fixtures/ptx/tm304_stage_parity_good.ptx`` (PTX ISA §9.7.13.15.16): the epilogue's k-th
+#: wait on acc_full + 8*s names parity k & 1 (the phase bit ``%r26`` flips when the stage ``%r24`` wraps to 0).
+STAGE_RING = (Path(__file__).parent.parent / "fixtures" / "ptx" / "tm304_stage_parity_good.ptx").read_text()
+#: the epilogue's phase update: flip when the stage wrapped
+EPI_FLIP = "\tselp.b32 %r26, %r25, %r26, %p11;\n"
+
+
+def _ring(text: str) -> tuple[Kernel, Instruction, Instruction, Instruction, Instruction]:
+    """``text`` analysed, with its MMA, its epilogue load, the epilogue's wait on acc_full and the MMA lane's wait
+    on acc_empty."""
+    k = analyse(text)
+    insts = k.ctx.function.instructions
+    mma = next(i for i in insts if i.family == "tcgen05.mma")
+    ld = next(i for i in insts if i.family == "tcgen05.ld")
+    waits = [i for i in insts if i.op == "mbarrier" and "try_wait" in i.parts]
+    return k, mma, ld, waits[1], waits[0]
+
+
+def test_wait_parity_of_a_stage_ring_names_each_stages_phase():
+    k, mma, ld, full, _ = _ring(STAGE_RING)
+    assert k.ctx.sync.wait_parity(full) == PhaseParity(full, True)
+    o = k.ctx.sync.completion_ordering((mma,), k.warp(0), ld, k.warp(4))
+    assert (o.verdict, o.missing, o.parity) == (True, None, None)
+
+
+def test_wait_parity_flipped_every_iteration_returns_at_once_on_stage_1():
+    # counter-example: the phase bit flips every iteration: stage 1's first wait (iteration 1) names parity 1 on
+    # the fresh acc_full + 8, the phase before phase 0
+    k, mma, ld, full, _ = _ring(swap(STAGE_RING, EPI_FLIP, "\tmov.b32 %r26, %r25;\n"))
+    got = k.ctx.sync.wait_parity(full)
+    assert got == PhaseParity(full, False, 1, ("acc_full", 8), 0, 1)
+    o = k.ctx.sync.completion_ordering((mma,), k.warp(0), ld, k.warp(4))
+    full_key = BarrierKey("mbar", ("acc_full", None))
+    assert o == Ordering(False, (full_key,), (full_key,), "parity", got)
+    assert o.describe().startswith("the wait at line 96 names parity 1 on [acc_full+8] in iteration 1")
+
+
+def test_wait_parity_never_flipped_returns_at_once_in_the_second_round():
+    # counter-example: the phase bit never flips: stage 0's second wait (iteration 3) names parity 0 again
+    k, mma, ld, full, _ = _ring(swap(STAGE_RING, EPI_FLIP, "\tselp.b32 %r26, %r26, %r26, %p11;\n"))
+    assert k.ctx.sync.wait_parity(full) == PhaseParity(full, False, 3, ("acc_full", 0), 1, 0)
+    assert k.ctx.sync.completion_ordering((mma,), k.warp(0), ld, k.warp(4)).missing == "parity"
+
+
+def test_wait_parity_from_a_parameter_is_undecided():
+    # counter-example: the epilogue's phase bit starts from a kernel parameter: not known, no verdict
+    k, mma, ld, full, _ = _ring(swap(STAGE_RING, "\tmov.u32 %r26, 0;\n", "\tld.param.u32 %r26, [ntiles];\n"))
+    assert k.ctx.sync.wait_parity(full) == PhaseParity(full, None)
+    assert k.ctx.sync.completion_ordering((mma,), k.warp(0), ld, k.warp(4)).verdict is True
+
+
+def test_wait_parity_of_the_producers_first_empty_wait_passes_at_once():
+    # the MMA lane's wait on acc_empty names the other parity: its first wait per stage returns at once (the
+    # stages start empty); wait_parity reports the fact, completion_ordering asks it only of the commit's barriers
+    k, _, _, _, empty = _ring(STAGE_RING)
+    assert k.ctx.sync.wait_parity(empty) == PhaseParity(empty, False, 0, ("acc_empty", 0), 0, 1)
