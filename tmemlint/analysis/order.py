@@ -263,6 +263,7 @@ class Ordering:
     ``"release"`` (``ka`` arrives on no barrier after ``a``; for ``completion``, commits to none), ``"wait"``
     (``kb`` waits on none of ``released`` before ``b``) or ``"phase"`` (it waits on one, but for a phase that does
     not include ``ka``'s arrival: the wait comes before it, e.g. the load is issued before the wait) or
+    ``"barrier"`` (``SyncModel.own_completion``: the thread waits, but on other barriers than its commit's) or
     ``"parity"`` (``SyncModel.completion_ordering``: it waits in a loop, but names at some iteration the parity of
     the phase before the one it must wait for, so the wait returns at once; ``parity`` says which); None when
     ordered or undecided."""
@@ -281,6 +282,8 @@ class Ordering:
             return "no wait on the barrier it arrives on"
         if self.missing == "phase":
             return "the wait on its barrier comes before the arrival (an earlier phase)"
+        if self.missing == "barrier":
+            return "the waits before the load are on other barriers than the one its tcgen05.commit arrives on"
         if self.missing == "parity" and self.parity is not None:
             return self.parity.describe()
         return ""
@@ -1198,6 +1201,64 @@ class SyncModel:
         if run.aborted:  # the rest of the loop was not run: only a wrong parity found so far is a verdict
             out = {k: (p if p.verdict is False else PhaseParity(p.wait, None)) for k, p in out.items()}
         return out
+
+    def own_completion(self, klass: "WarpClass", ops: tuple[Instruction, ...], b: Instruction) -> Ordering:
+        """TM304's question when one thread issues the asynchronous tcgen05 operations ``ops`` (an MMA or cp) and
+        then reads what they wrote with ``b``: is the operations' completion ordered before ``b`` on every path of
+        ``klass`` — a ``tcgen05.commit`` after the latest of ``ops`` (it tracks every earlier asynchronous tcgen05
+        operation of the thread, PTX ISA §9.7.16.8.4), then a wait on the mbarrier it arrives on (§9.7.13.15.16)?
+        The chain of ``completion_ordering`` within one thread, on the class's feasible paths (``simulate``: a wait
+        skipped only under a branch correlated with the MMA's own is on no path).
+
+        ``Ordering.verdict``: True (every path through ``ops`` that reaches ``b`` completed them), False (some did
+        not), None (no path through ``ops`` reaches ``b``).  ``missing`` for False names the edge the first such
+        path lacks, in this order of precedence over the paths: ``"release"`` (no commit after the operation),
+        ``"wait"`` (a commit, but no wait at all before ``b``: the wait comes after the load, or there is none) or
+        ``"barrier"`` (waits, but none on the commit's barrier).  ``released``: the commit barriers of those paths;
+        ``waited``: the barriers they waited on instead.  A path's state is None (nothing pending) or (the keys
+        committed to since the latest operation, the keys waited on since); a wait on a committed key completes."""
+        want = {o.index for o in ops}
+        empty: frozenset[BarrierKey] = frozenset()
+        seen: set[tuple[frozenset[BarrierKey], frozenset[BarrierKey]] | None] = set()
+
+        def transfer(prop: tuple[frozenset[BarrierKey], frozenset[BarrierKey]] | None,
+                     i: Instruction) -> tuple[frozenset[BarrierKey], frozenset[BarrierKey]] | None:
+            if i.index in want:
+                return (empty, empty)
+            if prop is None:
+                return None
+            s = self.site(i)
+            if s is None:
+                return prop
+            committed, waited = prop
+            if i.family == "tcgen05.commit":
+                return (committed | {s.key}, waited)
+            if s.waits and i.op == "mbarrier":
+                if any(s.key.may_alias(k) for k in committed):
+                    return None  # complete
+                return (committed, waited | {s.key})
+            return prop
+
+        def observe(_k: "WarpClass", prop: Any, i: Instruction, _facts: Facts) -> None:
+            if i.index == b.index:
+                seen.add(prop)
+
+        relevant = lambda i: i.index in want or self._relevant(i)  # noqa: E731
+        self.ctx.simulate(transfer, None, observe, classes=[klass], relevant=relevant)
+        if not seen:
+            return Ordering(None)
+        pending = [p for p in seen if p is not None]
+        if not pending:
+            return Ordering(True)
+        released = self._in_order(frozenset(k for c, _ in pending for k in c))
+        waited = self._in_order(frozenset(k for _, w in pending for k in w))
+        if any(not c for c, _ in pending):
+            missing = "release"
+        elif any(not w for _, w in pending):
+            missing = "wait"
+        else:
+            missing = "barrier"
+        return Ordering(False, released, waited, missing)
 
 
 #: Iterations of a loop ``SyncModel.wait_parity`` runs: enough for two rounds of a ring of 8 stages.
