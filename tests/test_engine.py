@@ -738,3 +738,54 @@ def test_wait_parity_of_the_producers_first_empty_wait_passes_at_once():
     # stages start empty); wait_parity reports the fact, completion_ordering asks it only of the commit's barriers
     k, _, _, _, empty = _ring(STAGE_RING)
     assert k.ctx.sync.wait_parity(empty) == PhaseParity(empty, False, 0, ("acc_empty", 0), 0, 1)
+
+
+# ---- the same thread's own MMA completion (SyncModel.own_completion, TM304's same-thread question) -------------
+
+#: Warp 0: its elected lane issues the MMA and commits to bar0; the whole warp waits on bar0 (parity 0), then loads
+#: the accumulator.
+OWN = f"""
+\t@%p1 bra DONE;
+\telect.sync %r6|%p4, -1;
+\t@!%p4 bra ISSUED;
+\tld.param.u64 %rd2, [out];
+\tmov.b32 %r7, {IDESC_M128_N64};
+\ttcgen05.mma.cta_group::1.kind::f16 [%r5], %rd2, %rd2, %r7, 0; // @a
+\ttcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar0]; // @commit
+ISSUED:
+WAIT:
+\tmbarrier.try_wait.parity.shared::cta.b64 %p7, [bar0], 0; // @wait
+\t@!%p7 bra WAIT;
+\ttcgen05.fence::after_thread_sync;
+\ttcgen05.ld.sync.aligned.32x32b.x4.b32 {{%r40, %r41, %r42, %r43}}, [%r5]; // @b
+\ttcgen05.wait::ld.sync.aligned;
+"""
+OWN_LD = "\ttcgen05.ld.sync.aligned.32x32b.x4.b32 {%r40, %r41, %r42, %r43}, [%r5]; // @b\n"
+
+
+def test_own_commit_then_wait_completes_the_mma_before_the_same_warps_load():
+    k = build(OWN)
+    assert k.ctx.sync.own_completion(k.warp(0), (k.at["a"],), k.at["b"]) == Ordering(True)
+
+
+def test_own_completion_without_a_commit_misses_the_release():
+    # counter-example: no commit after the MMA: the wait on bar0 tracks nothing of it
+    k = build(swap(OWN, "\ttcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar0]; // @commit\n",
+                   ""))
+    o = k.ctx.sync.own_completion(k.warp(0), (k.at["a"],), k.at["b"])
+    assert o == Ordering(False, (), (BAR0,), "release")
+
+
+def test_own_completion_with_the_load_before_the_wait_misses_the_wait():
+    # counter-example: the load moved above the wait loop
+    k = build(swap(swap(OWN, OWN_LD, ""), "ISSUED:\n", "ISSUED:\n" + OWN_LD))
+    o = k.ctx.sync.own_completion(k.warp(0), (k.at["a"],), k.at["b"])
+    assert o == Ordering(False, (BAR0,), (), "wait")
+
+
+def test_own_completion_with_a_wait_on_another_barrier_misses_the_barrier():
+    # counter-example: the warp waits on bar1, which its commit does not arrive on
+    k = build(swap(OWN, "[bar0], 0; // @wait", "[bar1], 0; // @wait"))
+    o = k.ctx.sync.own_completion(k.warp(0), (k.at["a"],), k.at["b"])
+    assert o == Ordering(False, (BAR0,), (BAR1,), "barrier")
+    assert o.describe() == "the waits before the load are on other barriers than the one its tcgen05.commit arrives on"
