@@ -1202,7 +1202,8 @@ class SyncModel:
             out = {k: (p if p.verdict is False else PhaseParity(p.wait, None)) for k, p in out.items()}
         return out
 
-    def own_completion(self, klass: "WarpClass", ops: tuple[Instruction, ...], b: Instruction) -> Ordering:
+    def own_completion(self, klass: "WarpClass", ops: tuple[Instruction, ...], b: Instruction,
+                       any_wait: bool = False) -> Ordering:
         """TM304's question when one thread issues the asynchronous tcgen05 operations ``ops`` (an MMA or cp) and
         then reads what they wrote with ``b``: is the operations' completion ordered before ``b`` on every path of
         ``klass`` — a ``tcgen05.commit`` after the latest of ``ops`` (it tracks every earlier asynchronous tcgen05
@@ -1216,7 +1217,10 @@ class SyncModel:
         ``"wait"`` (a commit, but no wait at all before ``b``: the wait comes after the load, or there is none) or
         ``"barrier"`` (waits, but none on the commit's barrier).  ``released``: the commit barriers of those paths;
         ``waited``: the barriers they waited on instead.  A path's state is None (nothing pending) or (the keys
-        committed to since the latest operation, the keys waited on since); a wait on a committed key completes."""
+        committed to since the latest operation, the keys waited on since); a wait on a committed key completes.
+
+        ``any_wait``: a wait on any mbarrier completes (for a load whose columns are not known, which may not read
+        what ``ops`` wrote at all: only a path with no wait after the operation is then reported)."""
         want = {o.index for o in ops}
         empty: frozenset[BarrierKey] = frozenset()
         seen: set[tuple[frozenset[BarrierKey], frozenset[BarrierKey]] | None] = set()
@@ -1234,7 +1238,7 @@ class SyncModel:
             if i.family == "tcgen05.commit":
                 return (committed | {s.key}, waited)
             if s.waits and i.op == "mbarrier":
-                if any(s.key.may_alias(k) for k in committed):
+                if any_wait or any(s.key.may_alias(k) for k in committed):
                     return None  # complete
                 return (committed, waited | {s.key})
             return prop

@@ -709,7 +709,7 @@ def accumulator_read_before_complete(ctx):
             ops = tuple(w for w in cand if sync.executes(k, w))
             if not ops or not sync.executes(k, ld):
                 continue
-            why = sync.own_completion(k, ops, ld)
+            why = sync.own_completion(k, ops, ld, any_wait=mine is None)
             if why.verdict is False:
                 hits[ld.index] = (ops[0], why)
                 break
