@@ -1205,65 +1205,73 @@ class SyncModel:
     def own_completion(self, klass: "WarpClass", ops: tuple[Instruction, ...], b: Instruction,
                        any_wait: bool = False) -> Ordering:
         """TM304's question when one thread issues the asynchronous tcgen05 operations ``ops`` (an MMA or cp) and
-        then reads what they wrote with ``b``: is the operations' completion ordered before ``b`` on every path of
+        then reads what they wrote with ``b``: is the operations' completion ordered before ``b`` on the paths of
         ``klass`` — a ``tcgen05.commit`` after the latest of ``ops`` (it tracks every earlier asynchronous tcgen05
         operation of the thread, PTX ISA §9.7.16.8.4), then a wait on the mbarrier it arrives on (§9.7.13.15.16)?
         The chain of ``completion_ordering`` within one thread, on the class's feasible paths (``simulate``: a wait
         skipped only under a branch correlated with the MMA's own is on no path).
 
-        ``Ordering.verdict``: True (every path through ``ops`` that reaches ``b`` completed them), False (some did
-        not), None (no path through ``ops`` reaches ``b``).  ``missing`` for False names the edge the first such
-        path lacks, in this order of precedence over the paths: ``"release"`` (no commit after the operation),
-        ``"wait"`` (a commit, but no wait at all before ``b``: the wait comes after the load, or there is none) or
-        ``"barrier"`` (waits, but none on the commit's barrier).  ``released``: the commit barriers of those paths;
-        ``waited``: the barriers they waited on instead.  A path's state is None (nothing pending) or (the keys
-        committed to since the latest operation, the keys waited on since); a wait on a committed key completes.
+        ``Ordering.verdict``: True (every path through ``ops`` that reaches ``b`` completed them), False (none
+        did), None (no path through ``ops`` reaches ``b``, or some complete and others do not: the paths are then
+        chosen by the thread's own data, such as a tile count of zero, and the model does not decide).
+        ``missing`` for False names the edge the paths lack, in this order of precedence: ``"release"`` (no
+        commit after the operation), ``"wait"`` (a commit, but no wait at all before ``b``: the wait comes after
+        the load, or there is none) or ``"barrier"`` (waits, but none on the commit's barrier).  ``released``: the
+        commit barriers of those paths; ``waited``: the barriers they waited on instead.
 
         ``any_wait``: a wait on any mbarrier completes (for a load whose columns are not known, which may not read
         what ``ops`` wrote at all: only a path with no wait after the operation is then reported)."""
         want = {o.index for o in ops}
-        empty: frozenset[BarrierKey] = frozenset()
-        seen: set[tuple[frozenset[BarrierKey], frozenset[BarrierKey]] | None] = set()
+        start = _OwnPath(frozenset(), frozenset(), False)
+        seen: set[_OwnPath | None] = set()
 
-        def transfer(prop: tuple[frozenset[BarrierKey], frozenset[BarrierKey]] | None,
-                     i: Instruction) -> tuple[frozenset[BarrierKey], frozenset[BarrierKey]] | None:
+        def transfer(prop: _OwnPath | None, i: Instruction) -> _OwnPath | None:
             if i.index in want:
-                return (empty, empty)
-            if prop is None:
-                return None
+                return start
+            if prop is None or prop.done:
+                return prop
             s = self.site(i)
             if s is None:
                 return prop
-            committed, waited = prop
             if i.family == "tcgen05.commit":
-                return (committed | {s.key}, waited)
+                return _OwnPath(prop.committed | {s.key}, prop.waited, False)
             if s.waits and i.op == "mbarrier":
-                if any_wait or any(s.key.may_alias(k) for k in committed):
-                    return None  # complete
-                return (committed, waited | {s.key})
+                if any_wait or any(s.key.may_alias(k) for k in prop.committed):
+                    return _OwnPath(prop.committed, prop.waited, True)
+                return _OwnPath(prop.committed, prop.waited | {s.key}, False)
             return prop
 
         def observe(_k: "WarpClass", prop: Any, i: Instruction, _facts: Facts) -> None:
-            if i.index == b.index:
+            if i.index == b.index and prop is not None:
                 seen.add(prop)
 
         relevant = lambda i: i.index in want or self._relevant(i)  # noqa: E731
         self.ctx.simulate(transfer, None, observe, classes=[klass], relevant=relevant)
-        if not seen:
+        pending = [p for p in seen if p is not None and not p.done]
+        if not seen or (pending and len(pending) < len(seen)):
             return Ordering(None)
-        pending = [p for p in seen if p is not None]
         if not pending:
             return Ordering(True)
-        released = self._in_order(frozenset(k for c, _ in pending for k in c))
-        waited = self._in_order(frozenset(k for _, w in pending for k in w))
-        if any(not c for c, _ in pending):
+        released = self._in_order(frozenset(k for p in pending for k in p.committed))
+        waited = self._in_order(frozenset(k for p in pending for k in p.waited))
+        if any(not p.committed for p in pending):
             missing = "release"
-        elif any(not w for _, w in pending):
+        elif any(not p.waited for p in pending):
             missing = "wait"
         else:
             missing = "barrier"
         return Ordering(False, released, waited, missing)
 
+
+@dataclass(frozen=True, slots=True)
+class _OwnPath:
+    """``SyncModel.own_completion``'s state of a path since the thread's latest asynchronous operation of interest:
+    the barriers it committed to since, those it waited on since (none of them committed), and whether a wait on a
+    committed barrier completed the operations."""
+
+    committed: frozenset[BarrierKey]
+    waited: frozenset[BarrierKey]
+    done: bool
 
 #: Iterations of a loop ``SyncModel.wait_parity`` runs: enough for two rounds of a ring of 8 stages.
 _PARITY_ROUNDS = 16
