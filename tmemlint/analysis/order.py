@@ -1205,7 +1205,7 @@ class SyncModel:
     def own_completion(self, klass: "WarpClass", ops: tuple[Instruction, ...], b: Instruction,
                        any_wait: bool = False) -> Ordering:
         """TM304's question when one thread issues the asynchronous tcgen05 operations ``ops`` (an MMA or cp) and
-        then reads what they wrote with ``b``: is the operations' completion ordered before ``b`` on the paths of
+        then reads what they wrote with ``b`` (a tcgen05.ld): is the operations' completion ordered before ``b`` on the paths of
         ``klass`` — a ``tcgen05.commit`` after the latest of ``ops`` (it tracks every earlier asynchronous tcgen05
         operation of the thread, PTX ISA §9.7.16.8.4), then a wait on the mbarrier it arrives on (§9.7.13.15.16)?
         The chain of ``completion_ordering`` within one thread, on the class's feasible paths (``simulate``: a wait
@@ -1221,9 +1221,38 @@ class SyncModel:
 
         ``any_wait``: a wait on any mbarrier completes (for a load whose columns are not known, which may not read
         what ``ops`` wrote at all: only a path with no wait after the operation is then reported)."""
+        memo_key = (id(klass), tuple(o.index for o in ops), any_wait)
+        hit = self._own_paths.get(memo_key)
+        if hit is None or hit[0] is not klass:
+            hit = self._own_paths[memo_key] = (klass, self._own_states(klass, ops, any_wait))
+        seen = hit[1].get(b.index, set())
+        pending = [p for p in seen if not p.done]
+        if not seen or (pending and len(pending) < len(seen)):
+            return Ordering(None)
+        if not pending:
+            return Ordering(True)
+        released = self._in_order(frozenset(k for p in pending for k in p.committed))
+        waited = self._in_order(frozenset(k for p in pending for k in p.waited))
+        if any(not p.committed for p in pending):
+            missing = "release"
+        elif any(not p.waited for p in pending):
+            missing = "wait"
+        else:
+            missing = "barrier"
+        return Ordering(False, released, waited, missing)
+
+    @cached_property
+    def _own_paths(self) -> dict[tuple[Any, ...], tuple["WarpClass", dict[int, set["_OwnPath"]]]]:
+        """``own_completion``'s path states per question (class, operations, ``any_wait``), by instruction."""
+        return {}
+
+    def _own_states(self, klass: "WarpClass", ops: tuple[Instruction, ...],
+                    any_wait: bool) -> dict[int, set["_OwnPath"]]:
+        """The ``_OwnPath`` states of the paths of ``klass`` through ``ops`` at each observed instruction (one
+        simulation for every load asked about)."""
         want = {o.index for o in ops}
         start = _OwnPath(frozenset(), frozenset(), False)
-        seen: set[_OwnPath | None] = set()
+        seen: dict[int, set[_OwnPath]] = {}
 
         def transfer(prop: _OwnPath | None, i: Instruction) -> _OwnPath | None:
             if i.index in want:
@@ -1242,25 +1271,12 @@ class SyncModel:
             return prop
 
         def observe(_k: "WarpClass", prop: Any, i: Instruction, _facts: Facts) -> None:
-            if i.index == b.index and prop is not None:
-                seen.add(prop)
+            if prop is not None and i.family == "tcgen05.ld":
+                seen.setdefault(i.index, set()).add(prop)
 
         relevant = lambda i: i.index in want or self._relevant(i)  # noqa: E731
         self.ctx.simulate(transfer, None, observe, classes=[klass], relevant=relevant)
-        pending = [p for p in seen if p is not None and not p.done]
-        if not seen or (pending and len(pending) < len(seen)):
-            return Ordering(None)
-        if not pending:
-            return Ordering(True)
-        released = self._in_order(frozenset(k for p in pending for k in p.committed))
-        waited = self._in_order(frozenset(k for p in pending for k in p.waited))
-        if any(not p.committed for p in pending):
-            missing = "release"
-        elif any(not p.waited for p in pending):
-            missing = "wait"
-        else:
-            missing = "barrier"
-        return Ordering(False, released, waited, missing)
+        return seen
 
 
 @dataclass(frozen=True, slots=True)
