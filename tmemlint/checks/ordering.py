@@ -719,8 +719,8 @@ def accumulator_read_before_complete(ctx):
         if i in hits:
             w, own = hits[i]
             ctx.report("TM304", insts[i], f"tcgen05.ld reads columns written by the {w.family} at line "
-                                          f"{w.span.line} of the same thread, and the load is not ordered after "
-                                          f"that operation's completion on some path ({own.describe()}): the "
+                                          f"{w.span.line} of the same thread, and no path orders the load after "
+                                          f"that operation's completion ({own.describe()}): the "
                                           f"asynchronous result may not be complete (tcgen05.commit to an mbarrier "
                                           f"and wait on it)", [(w, "written here")])
             continue
