@@ -791,3 +791,15 @@ def test_own_completion_with_a_wait_on_another_barrier_misses_the_barrier():
     assert o.describe() == "the waits before the load are on other barriers than the one its tcgen05.commit arrives on"
     # for a load whose columns are not known, any wait completes (only a path with no wait is reported)
     assert k.ctx.sync.own_completion(k.warp(0), (k.at["a"],), k.at["b"], any_wait=True) == Ordering(True)
+
+
+def test_wait_parity_a_second_wait_on_the_same_phase_in_one_iteration_is_not_a_new_phase():
+    # the epilogue waits twice on acc_full + 8*s with the same parity in each iteration: the second returns at once
+    # after the phase the first waited for (the same phase again), so each stage's count stays one per round
+    wait = "\t@!%p8 bra WAIT_FULL;\n"
+    again = wait + "WAIT_AGAIN:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p12, [%r29], %r26;\n\t@!%p12 bra WAIT_AGAIN;\n"
+    k, mma, ld, full, _ = _ring(swap(STAGE_RING, wait, again))
+    second = next(i for i in k.ctx.function.instructions if i.op == "mbarrier" and "%p12" in str(i.operands[0]))
+    assert k.ctx.sync.wait_parity(full) == PhaseParity(full, True)
+    assert k.ctx.sync.wait_parity(second) == PhaseParity(second, None)  # never counted: no verdict of its own
+    assert k.ctx.sync.completion_ordering((mma,), k.warp(0), ld, k.warp(4)).verdict is True

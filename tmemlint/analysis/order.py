@@ -1079,7 +1079,8 @@ class SyncModel:
 
         PTX ISA §9.7.13.15.16: the parity operand names the current phase or the one before it; a wait for the one
         before it (complete) returns at once.  A thread that waits on mbarrier ``X`` for the ``k``-th time
-        (``k`` = 0, 1, …, counted per barrier address) has seen phases 0 … k-1 of ``X`` complete, so it must name
+        (``k`` = 0, 1, …, counted per barrier address; a second wait for the same parity in one iteration of the loop
+        is the same phase again, not counted) has seen phases 0 … k-1 of ``X`` complete, so it must name
         parity ``k & 1``; ``(k + 1) & 1`` names phase ``k - 1`` (for ``k`` = 0 the phase before a freshly
         initialised barrier's phase 0, complete as well) and returns at once whenever phase ``k`` has not completed
         yet: it orders nothing after the arrivals of phase ``k``.  A stage ring (stage ``s`` = ``(s + 1) % n`` or
@@ -1361,6 +1362,9 @@ class _ConcreteRun:
         self.regs: dict[str, _Conc] = {}
         self.waits: list[_WaitRun] = []
         self.done: dict[tuple[str, int], int] = {}
+        #: per barrier, the iteration and parity of the run's latest wait on it (a second wait on the same phase in
+        #: one iteration is not a new phase)
+        self.last: dict[tuple[str, int], tuple[int, int]] = {}
         self.arrived: set[str | None] = set()
         self.aborted = False
 
@@ -1437,10 +1441,15 @@ class _ConcreteRun:
             elif parts[1] in ("try_wait", "test_wait") and "parity" in parts:
                 parity = self.read(inst, inst.operands[2]) if len(inst.operands) > 2 else None
                 par = parity if isinstance(parity, int) and holds else None
-                done = self.done.get(bar, 0) if bar is not None else 0
-                self.waits.append(_WaitRun(inst, iteration, bar, par, done))
-                if bar is not None:
-                    self.done[bar] = done + 1
+                if bar is not None and par is not None and self.last.get(bar) == (iteration, par & 1):
+                    pass  # the same phase again in one iteration: it returns at once, after the phase waited for
+                else:
+                    done = self.done.get(bar, 0) if bar is not None else 0
+                    self.waits.append(_WaitRun(inst, iteration, bar, par, done))
+                    if bar is not None:
+                        self.done[bar] = done + 1
+                        if par is not None:
+                            self.last[bar] = (iteration, par & 1)
         elif inst.family == "tcgen05.commit":
             addr = next((o for o in inst.operands if type(o) is Address), None)
             where = self.read(inst, addr) if addr is not None else None
