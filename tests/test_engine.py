@@ -803,3 +803,52 @@ def test_wait_parity_a_second_wait_on_the_same_phase_in_one_iteration_is_not_a_n
     assert k.ctx.sync.wait_parity(full) == PhaseParity(full, True)
     assert k.ctx.sync.wait_parity(second) == PhaseParity(second, None)  # never counted: no verdict of its own
     assert k.ctx.sync.completion_ordering((mma,), k.warp(0), ld, k.warp(4)).verdict is True
+
+
+# ---- re-election between the MMA and its commit (DeepGEMM's elect_one_sync; issue 24, TM304 at
+# ---- sm100_bmk_bnk_mn.cuh:245) ----------------------------------------------------------------------------------
+
+#: Warp 1 elects a lane for the MMA and elects again for the commit to bar0; warp 0 waits on bar0, then loads.
+#: PTX ISA §9.7.13 (elect.sync): "the same leader thread is elected for the same membermask every time", so the
+#: lane that issued the MMA is the one that commits.
+REELECT = f"""
+\tsetp.ne.u32 %p2, %r2, 1;
+\t@%p2 bra CONSUMER;
+\telect.sync %r20|%p20, -1;
+\t@!%p20 bra ISSUED;
+\tld.param.u64 %rd2, [out];
+\tmov.b32 %r7, {IDESC_M128_N64};
+\ttcgen05.mma.cta_group::1.kind::f16 [%r5], %rd2, %rd2, %r7, 0; // @a
+ISSUED:
+\telect.sync %r21|%p21, -1;
+\t@!%p21 bra DONE;
+\ttcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar0];
+\tbra.uni DONE;
+CONSUMER:
+\tsetp.ne.u32 %p3, %r2, 0;
+\t@%p3 bra DONE;
+WAIT:
+\tmbarrier.try_wait.parity.shared::cta.b64 %p7, [bar0], 0;
+\t@!%p7 bra WAIT;
+\ttcgen05.fence::after_thread_sync;
+\ttcgen05.ld.sync.aligned.32x32b.x4.b32 {{%r40, %r41, %r42, %r43}}, [%r5]; // @b
+\ttcgen05.wait::ld.sync.aligned;
+"""
+
+
+def test_a_second_election_elects_the_lane_that_issued_the_mma():
+    k = build(REELECT)
+    assert k.ctx.sync.completion_ordering((k.at["a"],), k.warp(1), k.at["b"], k.warp(0)).verdict is True
+
+
+@pytest.mark.xfail(strict=True, reason="the elect_one_sync idiom (mov 0; @%px mov 1; setp) is an opaque CTA-uniform "
+                   "branch to the value analysis, so two elections are independent paths: a false TM304 (DeepGEMM "
+                   "sm100_bmk_bnk_mn.cuh:245); needs values.py to give the register sel(elect, 1, 0)")
+def test_a_second_election_through_elect_one_sync_elects_the_same_lane():
+    idiom = "\tmov.b32 %r{r}, 0;\n\telect.sync %r{x}|%p{p}, -1;\n\t@%p{p} mov.s32 %r{r}, 1;\n\tsetp.eq.s32 %p{p}, %r{r}, 0;\n"
+    body = swap(REELECT, "\telect.sync %r20|%p20, -1;\n\t@!%p20 bra ISSUED;\n",
+                idiom.format(r=30, x=20, p=20) + "\t@%p20 bra ISSUED;\n")
+    body = swap(body, "\telect.sync %r21|%p21, -1;\n\t@!%p21 bra DONE;\n",
+                idiom.format(r=31, x=21, p=21) + "\t@%p21 bra DONE;\n")
+    k = build(body)
+    assert k.ctx.sync.completion_ordering((k.at["a"],), k.warp(1), k.at["b"], k.warp(0)).verdict is True
