@@ -841,10 +841,10 @@ def test_a_second_election_elects_the_lane_that_issued_the_mma():
     assert k.ctx.sync.completion_ordering((k.at["a"],), k.warp(1), k.at["b"], k.warp(0)).verdict is True
 
 
-@pytest.mark.xfail(strict=True, reason="the elect_one_sync idiom (mov 0; @%px mov 1; setp) is an opaque CTA-uniform "
-                   "branch to the value analysis, so two elections are independent paths: a false TM304 (DeepGEMM "
-                   "sm100_bmk_bnk_mn.cuh:245); needs values.py to give the register sel(elect, 1, 0)")
 def test_a_second_election_through_elect_one_sync_elects_the_same_lane():
+    # the elect_one_sync idiom (mov 0; elect.sync; @%px mov 1; setp.eq): the register is sel(elect, 1, 0), a thread
+    # expression (``ValueAnalysis._selected_value``), so both elections are the same lane; as an opaque branch it
+    # made them independent paths (the false TM304 of DeepGEMM's sm100_bmk_bnk_mn.cuh:245)
     idiom = "\tmov.b32 %r{r}, 0;\n\telect.sync %r{x}|%p{p}, -1;\n\t@%p{p} mov.s32 %r{r}, 1;\n\tsetp.eq.s32 %p{p}, %r{r}, 0;\n"
     body = swap(REELECT, "\telect.sync %r20|%p20, -1;\n\t@!%p20 bra ISSUED;\n",
                 idiom.format(r=30, x=20, p=20) + "\t@%p20 bra ISSUED;\n")

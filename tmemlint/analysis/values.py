@@ -343,6 +343,10 @@ class ValueAnalysis:
             if name in self.multi_defs:
                 return TOP
             return ("opq", ("in", name))
+        if len(ds) == 2:
+            sel = self._selected_value(ds, name)
+            if sel is not None:
+                return sel
         val: Value | None = None
         for e in ds:
             v = self.def_value.get((e, name))
@@ -355,6 +359,24 @@ class ValueAnalysis:
                 if val is TOP:
                     return TOP
         return val if val is not None else TOP
+
+    def _selected_value(self, ds: tuple[int, ...], name: str) -> Value | None:
+        """The value of ``name`` where exactly the definitions ``ds`` reach: a constant, then in the same block a
+        constant under a guard that is a thread expression (``mov %r, 0; @%px mov %r, 1`` after ``elect.sync
+        _|%px``: DeepGEMM's and CUTLASS's ``elect_one_sync``) is ``("tid", ("sel", guard, then, else))``, so two
+        elections are the same lane (PTX ISA §9.7.13, elect.sync: the same leader for the same membermask); None
+        for any other shape."""
+        a, b = sorted(ds)
+        first, second = self.insts[a], self.insts[b]
+        if first.guard is not None or second.guard is None or self.cfg.block_of[a] != self.cfg.block_of[b]:
+            return None
+        va, vb = self.def_value.get((a, name)), self.def_value.get((b, name))
+        g = self.reg_value(second, second.guard.reg)
+        if va is None or vb is None or va is TOP or vb is TOP or va[0] != "c" or vb[0] != "c" or g is TOP \
+                or g[0] != "tid":
+            return None
+        then, other = ("k", vb[1]), ("k", va[1])
+        return ("tid", ("sel", g[1], other, then) if second.guard.negated else ("sel", g[1], then, other))
 
     def value(self, inst: Instruction, o: Operand) -> Value:
         """The value of operand ``o`` of ``inst`` (an address operand gives the address value)."""
