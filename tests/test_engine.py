@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from tmemlint import pipeline
-from tmemlint.analysis.order import Ordering, Release
+from tmemlint.analysis.order import Ordering, PhaseParity, Release
 from tmemlint.analysis.sync import BarrierKey
 from tmemlint.analysis.threads import WarpClass
 from tmemlint.checks.context import FunctionContext
@@ -674,3 +675,176 @@ def test_cluster_barrier_arrive_without_the_wait_orders_nothing():
     k = build(swap(CLUSTER, "\tbarrier.cluster.wait.aligned; // @cwait\n", ""))
     assert k.ctx.sync.ordering((k.at["a"],), k.warp(0), k.at["b"], k.warp(1)) == Ordering(
         False, (BarrierKey("cluster"),), (), "wait")
+
+
+# ---- per-stage phase parity of a loop's waits (SyncModel.wait_parity, completion_ordering) ----------------------
+
+#: The 3-stage ring of ``fixtures/ptx/tm304_stage_parity_good.ptx`` (PTX ISA §9.7.13.15.16): the epilogue's k-th
+#: wait on acc_full + 8*s names parity k & 1 (the phase bit ``%r26`` flips when the stage ``%r24`` wraps to 0).
+STAGE_RING = (Path(__file__).parent.parent / "fixtures" / "ptx" / "tm304_stage_parity_good.ptx").read_text()
+#: the epilogue's phase update: flip when the stage wrapped
+EPI_FLIP = "\tselp.b32 %r26, %r25, %r26, %p11;\n"
+
+
+def _ring(text: str) -> tuple[Kernel, Instruction, Instruction, Instruction, Instruction]:
+    """``text`` analysed, with its MMA, its epilogue load, the epilogue's wait on acc_full and the MMA lane's wait
+    on acc_empty."""
+    k = analyse(text)
+    insts = k.ctx.function.instructions
+    mma = next(i for i in insts if i.family == "tcgen05.mma")
+    ld = next(i for i in insts if i.family == "tcgen05.ld")
+    waits = [i for i in insts if i.op == "mbarrier" and "try_wait" in i.parts]
+    return k, mma, ld, waits[1], waits[0]
+
+
+def test_wait_parity_of_a_stage_ring_names_each_stages_phase():
+    k, mma, ld, full, _ = _ring(STAGE_RING)
+    assert k.ctx.sync.wait_parity(full) == PhaseParity(full, True)
+    o = k.ctx.sync.completion_ordering((mma,), k.warp(0), ld, k.warp(4))
+    assert (o.verdict, o.missing, o.parity) == (True, None, None)
+
+
+def test_wait_parity_flipped_every_iteration_returns_at_once_on_stage_1():
+    # counter-example: the phase bit flips every iteration: stage 1's first wait (iteration 1) names parity 1 on
+    # the fresh acc_full + 8, the phase before phase 0
+    k, mma, ld, full, _ = _ring(swap(STAGE_RING, EPI_FLIP, "\tmov.b32 %r26, %r25;\n"))
+    got = k.ctx.sync.wait_parity(full)
+    assert got == PhaseParity(full, False, 1, ("acc_full", 8), 0, 1)
+    o = k.ctx.sync.completion_ordering((mma,), k.warp(0), ld, k.warp(4))
+    full_key = BarrierKey("mbar", ("acc_full", None))
+    assert o == Ordering(False, (full_key,), (full_key,), "parity", got)
+    assert o.describe().startswith("the wait at line 96 names parity 1 on [acc_full+8] in iteration 1")
+
+
+def test_wait_parity_never_flipped_returns_at_once_in_the_second_round():
+    # counter-example: the phase bit never flips: stage 0's second wait (iteration 3) names parity 0 again
+    k, mma, ld, full, _ = _ring(swap(STAGE_RING, EPI_FLIP, "\tselp.b32 %r26, %r26, %r26, %p11;\n"))
+    assert k.ctx.sync.wait_parity(full) == PhaseParity(full, False, 3, ("acc_full", 0), 1, 0)
+    assert k.ctx.sync.completion_ordering((mma,), k.warp(0), ld, k.warp(4)).missing == "parity"
+
+
+def test_wait_parity_from_a_parameter_is_undecided():
+    # counter-example: the epilogue's phase bit starts from a kernel parameter: not known, no verdict
+    k, mma, ld, full, _ = _ring(swap(STAGE_RING, "\tmov.u32 %r26, 0;\n", "\tld.param.u32 %r26, [ntiles];\n"))
+    assert k.ctx.sync.wait_parity(full) == PhaseParity(full, None)
+    assert k.ctx.sync.completion_ordering((mma,), k.warp(0), ld, k.warp(4)).verdict is True
+
+
+def test_wait_parity_of_the_producers_first_empty_wait_passes_at_once():
+    # the MMA lane's wait on acc_empty names the other parity: its first wait per stage returns at once (the
+    # stages start empty); wait_parity reports the fact, completion_ordering asks it only of the commit's barriers
+    k, _, _, _, empty = _ring(STAGE_RING)
+    assert k.ctx.sync.wait_parity(empty) == PhaseParity(empty, False, 0, ("acc_empty", 0), 0, 1)
+
+
+# ---- the same thread's own MMA completion (SyncModel.own_completion, TM304's same-thread question) -------------
+
+#: Warp 0: its elected lane issues the MMA and commits to bar0; the whole warp waits on bar0 (parity 0), then loads
+#: the accumulator.
+OWN = f"""
+\t@%p1 bra DONE;
+\telect.sync %r6|%p4, -1;
+\t@!%p4 bra ISSUED;
+\tld.param.u64 %rd2, [out];
+\tmov.b32 %r7, {IDESC_M128_N64};
+\ttcgen05.mma.cta_group::1.kind::f16 [%r5], %rd2, %rd2, %r7, 0; // @a
+\ttcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar0]; // @commit
+ISSUED:
+WAIT:
+\tmbarrier.try_wait.parity.shared::cta.b64 %p7, [bar0], 0; // @wait
+\t@!%p7 bra WAIT;
+\ttcgen05.fence::after_thread_sync;
+\ttcgen05.ld.sync.aligned.32x32b.x4.b32 {{%r40, %r41, %r42, %r43}}, [%r5]; // @b
+\ttcgen05.wait::ld.sync.aligned;
+"""
+OWN_LD = "\ttcgen05.ld.sync.aligned.32x32b.x4.b32 {%r40, %r41, %r42, %r43}, [%r5]; // @b\n"
+
+
+def test_own_commit_then_wait_completes_the_mma_before_the_same_warps_load():
+    k = build(OWN)
+    assert k.ctx.sync.own_completion(k.warp(0), (k.at["a"],), k.at["b"]) == Ordering(True)
+
+
+def test_own_completion_without_a_commit_misses_the_release():
+    # counter-example: no commit after the MMA: the wait on bar0 tracks nothing of it
+    k = build(swap(OWN, "\ttcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar0]; // @commit\n",
+                   ""))
+    o = k.ctx.sync.own_completion(k.warp(0), (k.at["a"],), k.at["b"])
+    assert o == Ordering(False, (), (BAR0,), "release")
+
+
+def test_own_completion_with_the_load_before_the_wait_misses_the_wait():
+    # counter-example: the load moved above the wait loop
+    k = build(swap(swap(OWN, OWN_LD, ""), "ISSUED:\n", "ISSUED:\n" + OWN_LD))
+    o = k.ctx.sync.own_completion(k.warp(0), (k.at["a"],), k.at["b"])
+    assert o == Ordering(False, (BAR0,), (), "wait")
+
+
+def test_own_completion_with_a_wait_on_another_barrier_misses_the_barrier():
+    # counter-example: the warp waits on bar1, which its commit does not arrive on
+    k = build(swap(OWN, "[bar0], 0; // @wait", "[bar1], 0; // @wait"))
+    o = k.ctx.sync.own_completion(k.warp(0), (k.at["a"],), k.at["b"])
+    assert o == Ordering(False, (BAR0,), (BAR1,), "barrier")
+    assert o.describe() == "the waits before the load are on other barriers than the one its tcgen05.commit arrives on"
+    # for a load whose columns are not known, any wait completes (only a path with no wait is reported)
+    assert k.ctx.sync.own_completion(k.warp(0), (k.at["a"],), k.at["b"], any_wait=True) == Ordering(True)
+
+
+def test_wait_parity_a_second_wait_on_the_same_phase_in_one_iteration_is_not_a_new_phase():
+    # the epilogue waits twice on acc_full + 8*s with the same parity in each iteration: the second returns at once
+    # after the phase the first waited for (the same phase again), so each stage's count stays one per round
+    wait = "\t@!%p8 bra WAIT_FULL;\n"
+    again = wait + "WAIT_AGAIN:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p12, [%r29], %r26;\n\t@!%p12 bra WAIT_AGAIN;\n"
+    k, mma, ld, full, _ = _ring(swap(STAGE_RING, wait, again))
+    second = next(i for i in k.ctx.function.instructions if i.op == "mbarrier" and "%p12" in str(i.operands[0]))
+    assert k.ctx.sync.wait_parity(full) == PhaseParity(full, True)
+    assert k.ctx.sync.wait_parity(second) == PhaseParity(second, None)  # never counted: no verdict of its own
+    assert k.ctx.sync.completion_ordering((mma,), k.warp(0), ld, k.warp(4)).verdict is True
+
+
+# ---- re-election between the MMA and its commit (DeepGEMM's elect_one_sync; issue 24, TM304 at
+# ---- sm100_bmk_bnk_mn.cuh:245) ----------------------------------------------------------------------------------
+
+#: Warp 1 elects a lane for the MMA and elects again for the commit to bar0; warp 0 waits on bar0, then loads.
+#: PTX ISA §9.7.13 (elect.sync): "the same leader thread is elected for the same membermask every time", so the
+#: lane that issued the MMA is the one that commits.
+REELECT = f"""
+\tsetp.ne.u32 %p2, %r2, 1;
+\t@%p2 bra CONSUMER;
+\telect.sync %r20|%p20, -1;
+\t@!%p20 bra ISSUED;
+\tld.param.u64 %rd2, [out];
+\tmov.b32 %r7, {IDESC_M128_N64};
+\ttcgen05.mma.cta_group::1.kind::f16 [%r5], %rd2, %rd2, %r7, 0; // @a
+ISSUED:
+\telect.sync %r21|%p21, -1;
+\t@!%p21 bra DONE;
+\ttcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar0];
+\tbra.uni DONE;
+CONSUMER:
+\tsetp.ne.u32 %p3, %r2, 0;
+\t@%p3 bra DONE;
+WAIT:
+\tmbarrier.try_wait.parity.shared::cta.b64 %p7, [bar0], 0;
+\t@!%p7 bra WAIT;
+\ttcgen05.fence::after_thread_sync;
+\ttcgen05.ld.sync.aligned.32x32b.x4.b32 {{%r40, %r41, %r42, %r43}}, [%r5]; // @b
+\ttcgen05.wait::ld.sync.aligned;
+"""
+
+
+def test_a_second_election_elects_the_lane_that_issued_the_mma():
+    k = build(REELECT)
+    assert k.ctx.sync.completion_ordering((k.at["a"],), k.warp(1), k.at["b"], k.warp(0)).verdict is True
+
+
+def test_a_second_election_through_elect_one_sync_elects_the_same_lane():
+    # the elect_one_sync idiom (mov 0; elect.sync; @%px mov 1; setp.eq), as DeepGEMM and CUTLASS write it: both
+    # elections are the same lane (the shape DeepGEMM's sm100_bmk_bnk_mn.cuh:245 reaches its commit through)
+    idiom = "\tmov.b32 %r{r}, 0;\n\telect.sync %r{x}|%p{p}, -1;\n\t@%p{p} mov.s32 %r{r}, 1;\n\tsetp.eq.s32 %p{p}, %r{r}, 0;\n"
+    body = swap(REELECT, "\telect.sync %r20|%p20, -1;\n\t@!%p20 bra ISSUED;\n",
+                idiom.format(r=30, x=20, p=20) + "\t@%p20 bra ISSUED;\n")
+    body = swap(body, "\telect.sync %r21|%p21, -1;\n\t@!%p21 bra DONE;\n",
+                idiom.format(r=31, x=21, p=21) + "\t@%p21 bra DONE;\n")
+    k = build(body)
+    assert k.ctx.sync.completion_ordering((k.at["a"],), k.warp(1), k.at["b"], k.warp(0)).verdict is True

@@ -37,7 +37,8 @@ from functools import cached_property
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any, cast
 
-from tmemlint.analysis.control import can_reach, on_cycle
+from tmemlint.analysis.cfg import Node
+from tmemlint.analysis.control import can_reach, natural_loops, on_cycle
 from tmemlint.analysis.lifecycle import consistent_choice_facts
 from tmemlint.analysis.mbarriers import expected_counts
 from tmemlint.analysis.paths import identity_transfer
@@ -46,7 +47,8 @@ from tmemlint.analysis.sync import (ASYNC_TCGEN05, WARP_COLLECTIVE, AddressForm,
 from tmemlint.analysis.threads import (cross_warp_facts, is_lane_fact, other_warp_view, undecidable_pair,
                                       warps_executing)
 from tmemlint.analysis.threads import Facts
-from tmemlint.ir import Instruction
+from tmemlint.analysis.values import TOP, ValueAnalysis, defined_regs
+from tmemlint.ir import Address, Imm, Instruction, NotReg, Reg, Sym
 
 if TYPE_CHECKING:  # pragma: no cover
     from tmemlint.analysis.context import AnalysisContext
@@ -120,13 +122,17 @@ class Ordering:
     ``b`` on some path.  ``missing`` says which edge of the chain release → wait is absent when ``verdict`` is False:
     ``"release"`` (``ka`` arrives on no barrier after ``a``; for ``completion``, commits to none), ``"wait"``
     (``kb`` waits on none of ``released`` before ``b``) or ``"phase"`` (it waits on one, but for a phase that does
-    not include ``ka``'s arrival: the wait comes before it, e.g. the load is issued before the wait); None when
+    not include ``ka``'s arrival: the wait comes before it, e.g. the load is issued before the wait) or
+    ``"barrier"`` (``SyncModel.own_completion``: the thread waits, but on other barriers than its commit's) or
+    ``"parity"`` (``SyncModel.completion_ordering``: it waits in a loop, but names at some iteration the parity of
+    the phase before the one it must wait for, so the wait returns at once; ``parity`` says which); None when
     ordered or undecided."""
 
     verdict: bool | None
     released: tuple[BarrierKey, ...] = ()
     waited: tuple[BarrierKey, ...] = ()
     missing: str | None = None
+    parity: "PhaseParity | None" = None
 
     def describe(self) -> str:
         """The missing edge in words, for a rule's message ('' when none is missing)."""
@@ -136,6 +142,10 @@ class Ordering:
             return "no wait on the barrier it arrives on"
         if self.missing == "phase":
             return "the wait on its barrier comes before the arrival (an earlier phase)"
+        if self.missing == "barrier":
+            return "the waits before the load are on other barriers than the one its tcgen05.commit arrives on"
+        if self.missing == "parity" and self.parity is not None:
+            return self.parity.describe()
         return ""
 
 
@@ -1244,3 +1254,488 @@ class SyncModel:
                               tuple["WarpClass", dict[int, frozenset[tuple[Instruction, ...]]]]]:
         """``since_latest_wait``'s answers: per (class, events), per observed instruction, the rounds reaching it."""
         return {}
+
+    # ---- the phase parity of a wait in a loop (issue 24: per-stage phases) -------------------------------------
+
+    def wait_parity(self, inst: Instruction) -> "PhaseParity":
+        """Whether the ``mbarrier.try_wait.parity`` / ``test_wait.parity`` ``inst`` names, at each of its executions
+        in its loop, the parity of the phase it must wait for (``PhaseParity``).
+
+        PTX ISA §9.7.13.15.16: the parity operand names the current phase or the one before it; a wait for the one
+        before it (complete) returns at once.  A thread that waits on mbarrier ``X`` for the ``k``-th time
+        (``k`` = 0, 1, …, counted per barrier address; a second wait for the same parity in one iteration of the loop
+        is the same phase again, not counted) has seen phases 0 … k-1 of ``X`` complete, so it must name
+        parity ``k & 1``; ``(k + 1) & 1`` names phase ``k - 1`` (for ``k`` = 0 the phase before a freshly
+        initialised barrier's phase 0, complete as well) and returns at once whenever phase ``k`` has not completed
+        yet: it orders nothing after the arrivals of phase ``k``.  A stage ring (stage ``s`` = ``(s + 1) % n`` or
+        ``t % n``, barrier ``base + 8 * s``, phase bit flipped on each wrap or ``(t / n) & 1``) gives every stage its
+        own count.
+
+        Decided by running the outermost loop that contains ``inst`` (a spin loop around the wait itself does not
+        count) concretely from its header (``_unrolled_parities``): the loop-carried registers start at their
+        constant values from before the loop, a wait's own result is taken as success, and a loop-exit test on a
+        value not known (a tile count from a kernel parameter) is taken as staying in the loop, so a verdict False
+        is for a trip count of at least ``PhaseParity.iteration + 1``.  Undecided (None) when an address or parity
+        the wait needs is not a known constant, a branch inside the loop depends on an unknown value, the thread
+        itself arrives on a barrier it waits on in the loop, or a wait on the same barrier variable can precede
+        the loop (its phases would have to be counted too)."""
+        loop = self._parity_loop(inst)
+        if loop is None:
+            return PhaseParity(inst, None)
+        table = self._parity_tables.get(loop)
+        if table is None:
+            table = self._parity_tables[loop] = self._unrolled_parities(loop)
+        return table.get(inst.index) or PhaseParity(inst, None)
+
+    def completion_ordering(self, group: tuple[Instruction, ...], ka: "WarpClass", b: Instruction,
+                            kb: "WarpClass") -> Ordering:
+        """Whether the completion of the asynchronous tcgen05 operations ``group`` (an MMA or cp of ``ka``) is
+        ordered before ``b`` (a load of ``kb`` that reads what they wrote): ``ordering(group, ka, b, kb,
+        completion=True, tied=True, phases=False)`` (a ``tcgen05.commit`` after the latest of ``group``, its
+        mbarrier phase, a wait of ``kb`` before ``b``), with the waits' parities judged per stage
+        (``wait_parity``): when ``b`` lies in a loop and every wait of ``kb`` in that loop before ``b`` on a barrier
+        the commit may arrive on names, at some iteration, the phase before the one it must wait for, that wait
+        returns at once and the answer is not ordered (``Ordering.missing`` ``"parity"``, ``Ordering.parity`` the
+        first such wait).  The loop's waits decide only when each of them is judged; one undecided leaves the
+        answer as ``ordering`` gives it."""
+        why = self.ordering(group, ka, b, kb, completion=True, tied=True, phases=False)
+        if why.verdict is not True or not why.released or not on_cycle(self.ctx, b):
+            return why
+        waits = [i for i, s in self._sited if s.waits and i.op == "mbarrier" and self.executes(kb, i)
+                 and any(s.key.may_alias(k) for k in why.released)
+                 and can_reach(self.ctx, i, b) and can_reach(self.ctx, b, i)]
+        if not waits:
+            return why
+        judged = [self.wait_parity(w) for w in waits]
+        if any(p.verdict is not False for p in judged):
+            return why
+        return Ordering(False, why.released, why.waited, "parity", judged[0])
+
+    @cached_property
+    def _parity_tables(self) -> dict[frozenset[Node], dict[int, "PhaseParity"]]:
+        """``wait_parity``'s answers per loop (its blocks): one concrete run per loop."""
+        return {}
+
+    def _parity_loop(self, inst: Instruction) -> frozenset[Node] | None:
+        """The outermost natural loop containing ``inst`` that is more than a spin loop (every instruction of it an
+        mbarrier wait or a branch), or None."""
+        blk = self.ctx.cfg.block_of[inst.index]
+        blocks = self.ctx.cfg.blocks
+        best: frozenset[Node] | None = None
+        for body in natural_loops(self.ctx):
+            if blk not in body or (best is not None and len(body) <= len(best)):
+                continue
+            if all(i.op == "bra" or (i.op == "mbarrier" and len(i.parts) > 1 and i.parts[1].endswith("_wait"))
+                   for n in body if isinstance(n, int) for i in blocks[n].instructions):
+                continue
+            best = body
+        return best
+
+    def _unrolled_parities(self, body: frozenset[Node]) -> dict[int, "PhaseParity"]:
+        """Run loop ``body`` concretely from its header (``wait_parity``): every parity wait met, by index."""
+        cfg, values, ctx = self.ctx.cfg, self.ctx.values, self.ctx
+        g = cfg.graph
+        heads = [n for n in body if any(p not in body for p in g.predecessors(n))]
+        if len(heads) != 1 or not isinstance(heads[0], int):
+            return {}
+        head = heads[0]
+        first = cfg.blocks[head].instructions[0]
+        run = _ConcreteRun(values, cfg.block_of, body)
+        n: Node = head
+        iteration = 0
+        steps = 0
+        while steps < _PARITY_STEPS and iteration < _PARITY_ROUNDS:
+            if not isinstance(n, int) or n not in body:
+                break
+            nxt: Node | None = None
+            for i in cfg.blocks[n].instructions:
+                steps += 1
+                if i.op == "bra":
+                    nxt = run.branch(i, [(s, g[n][s].get("cond")) for s in g.successors(n)])
+                    break
+                if i.op in ("ret", "exit", "trap", "brx", "call"):
+                    nxt = None
+                    break
+                run.step(i, iteration)
+            else:
+                succs = list(g.successors(n))
+                nxt = succs[0] if len(succs) == 1 else None
+            if nxt is None:
+                break
+            if nxt == head:
+                iteration += 1
+            n = nxt
+        out: dict[int, PhaseParity] = {}
+        # a variable the thread arrives on in the loop, or waits on before it, is not counted from 0 here
+        blocked = set(run.arrived)
+        for i, s in self._sited:
+            if s.waits and s.key.kind == "mbar" and cfg.block_of[i.index] not in body and can_reach(ctx, i, first):
+                if s.key.ident is None:
+                    return {}
+                blocked.add(s.key.ident[0])
+        for w in run.waits:
+            got = out.get(w.inst.index)
+            if got is not None and got.verdict is not True:
+                continue
+            if w.barrier is None or w.parity is None or None in blocked or w.barrier[0] in blocked:
+                out[w.inst.index] = PhaseParity(w.inst, None)
+            elif (w.parity & 1) != (w.completed & 1):
+                out[w.inst.index] = PhaseParity(w.inst, False, w.iteration, w.barrier, w.completed, w.parity)
+            elif got is None:
+                out[w.inst.index] = PhaseParity(w.inst, True)
+        if run.aborted:  # the rest of the loop was not run: only a wrong parity found so far is a verdict
+            out = {k: (p if p.verdict is False else PhaseParity(p.wait, None)) for k, p in out.items()}
+        return out
+
+    def own_completion(self, klass: "WarpClass", ops: tuple[Instruction, ...], b: Instruction,
+                       any_wait: bool = False) -> Ordering:
+        """TM304's question when one thread issues the asynchronous tcgen05 operations ``ops`` (an MMA or cp) and
+        then reads what they wrote with ``b`` (a tcgen05.ld): is the operations' completion ordered before ``b`` on the paths of
+        ``klass`` — a ``tcgen05.commit`` after the latest of ``ops`` (it tracks every earlier asynchronous tcgen05
+        operation of the thread, PTX ISA §9.7.16.8.4), then a wait on the mbarrier it arrives on (§9.7.13.15.16)?
+        The chain of ``completion_ordering`` within one thread, on the class's feasible paths (``simulate``: a wait
+        skipped only under a branch correlated with the MMA's own is on no path).
+
+        ``Ordering.verdict``: True (every path through ``ops`` that reaches ``b`` completed them), False (none
+        did), None (no path through ``ops`` reaches ``b``, or some complete and others do not: the paths are then
+        chosen by the thread's own data, such as a tile count of zero, and the model does not decide).
+        ``missing`` for False names the edge the paths lack, in this order of precedence: ``"release"`` (no
+        commit after the operation), ``"wait"`` (a commit, but no wait at all before ``b``: the wait comes after
+        the load, or there is none) or ``"barrier"`` (waits, but none on the commit's barrier).  ``released``: the
+        commit barriers of those paths; ``waited``: the barriers they waited on instead.
+
+        ``any_wait``: a wait on any mbarrier completes (for a load whose columns are not known, which may not read
+        what ``ops`` wrote at all: only a path with no wait after the operation is then reported)."""
+        memo_key = (id(klass), tuple(o.index for o in ops), any_wait)
+        hit = self._own_paths.get(memo_key)
+        if hit is None or hit[0] is not klass:
+            hit = self._own_paths[memo_key] = (klass, self._own_states(klass, ops, any_wait))
+        seen = hit[1].get(b.index, set())
+        pending = [p for p in seen if not p.done]
+        if not seen or (pending and len(pending) < len(seen)):
+            return Ordering(None)
+        if not pending:
+            return Ordering(True)
+        released = self._in_order(frozenset(k for p in pending for k in p.committed))
+        waited = self._in_order(frozenset(k for p in pending for k in p.waited))
+        if any(not p.committed for p in pending):
+            missing = "release"
+        elif any(not p.waited for p in pending):
+            missing = "wait"
+        else:
+            missing = "barrier"
+        return Ordering(False, released, waited, missing)
+
+    @cached_property
+    def _own_paths(self) -> dict[tuple[Any, ...], tuple["WarpClass", dict[int, set["_OwnPath"]]]]:
+        """``own_completion``'s path states per question (class, operations, ``any_wait``), by instruction."""
+        return {}
+
+    def _own_states(self, klass: "WarpClass", ops: tuple[Instruction, ...],
+                    any_wait: bool) -> dict[int, set["_OwnPath"]]:
+        """The ``_OwnPath`` states of the paths of ``klass`` through ``ops`` at each observed instruction (one
+        simulation for every load asked about)."""
+        want = {o.index for o in ops}
+        start = _OwnPath(frozenset(), frozenset(), False)
+        seen: dict[int, set[_OwnPath]] = {}
+
+        def transfer(prop: _OwnPath | None, i: Instruction) -> _OwnPath | None:
+            if i.index in want:
+                return start
+            if prop is None or prop.done:
+                return prop
+            s = self.site(i)
+            if s is None:
+                return prop
+            if i.family == "tcgen05.commit":
+                return _OwnPath(prop.committed | {s.key}, prop.waited, False)
+            if s.waits and i.op == "mbarrier":
+                if any_wait or any(s.key.may_alias(k) for k in prop.committed):
+                    return _OwnPath(prop.committed, prop.waited, True)
+                return _OwnPath(prop.committed, prop.waited | {s.key}, False)
+            return prop
+
+        def observe(_k: "WarpClass", prop: Any, i: Instruction, _facts: Facts) -> None:
+            if prop is not None and i.family == "tcgen05.ld":
+                seen.setdefault(i.index, set()).add(prop)
+
+        relevant = lambda i: i.index in want or self._relevant(i)  # noqa: E731
+        self.ctx.simulate(transfer, None, observe, classes=[klass], relevant=relevant)
+        return seen
+
+
+@dataclass(frozen=True, slots=True)
+class _OwnPath:
+    """``SyncModel.own_completion``'s state of a path since the thread's latest asynchronous operation of interest:
+    the barriers it committed to since, those it waited on since (none of them committed), and whether a wait on a
+    committed barrier completed the operations."""
+
+    committed: frozenset[BarrierKey]
+    waited: frozenset[BarrierKey]
+    done: bool
+
+#: Iterations of a loop ``SyncModel.wait_parity`` runs: enough for two rounds of a ring of 8 stages.
+_PARITY_ROUNDS = 16
+
+#: Instructions ``SyncModel.wait_parity`` executes per loop before it stops (a large body: fewer iterations).
+_PARITY_STEPS = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseParity:
+    """``SyncModel.wait_parity``'s answer for one parity wait.  ``verdict``: True (every execution of the run names
+    the phase it must wait for), False (one names the phase before it, which returns at once: PTX ISA
+    §9.7.13.15.16), None (undecided).  For False: ``iteration`` (0-based, of the loop), ``barrier`` (the mbarrier
+    as (variable, byte offset): the stage), ``completed`` (the waits on that barrier the thread had completed
+    before: the phase it must wait for) and ``parity`` (the parity operand's value)."""
+
+    wait: Instruction
+    verdict: bool | None
+    iteration: int = -1
+    barrier: tuple[str, int] | None = None
+    completed: int = 0
+    parity: int = 0
+
+    def describe(self) -> str:
+        """The wrong parity in words, for a rule's message ('' unless ``verdict`` is False)."""
+        if self.verdict is not False or self.barrier is None:
+            return ""
+        name, off = self.barrier
+        where = f"{name}+{off}" if off else name
+        return (f"the wait at line {self.wait.span.line} names parity {self.parity & 1} on [{where}] in iteration "
+                f"{self.iteration} of its loop, its wait number {self.completed + 1} on that barrier, which must name "
+                f"parity {self.completed & 1}: it names the phase before, already complete, and returns at once")
+
+
+@dataclass(frozen=True, slots=True)
+class _SymAddr:
+    """A concrete shared-memory address in ``_ConcreteRun``: variable ``name`` plus ``offset`` bytes."""
+
+    name: str
+    offset: int
+
+
+#: A concrete value in ``_ConcreteRun``: an integer (unsigned, of the instruction's width), an address, or None
+#: (not known).
+_Conc = int | _SymAddr | None
+
+
+@dataclass(frozen=True, slots=True)
+class _WaitRun:
+    """One execution of a parity wait in ``_ConcreteRun``: the barrier and parity (None: not known), and the
+    waits on that barrier the run completed before it."""
+
+    inst: Instruction
+    iteration: int
+    barrier: tuple[str, int] | None
+    parity: int | None
+    completed: int
+
+
+class _ConcreteRun:
+    """A concrete execution of one thread through one loop's blocks (``SyncModel.wait_parity``): integer registers
+    by name; a register the run has not written has its value from the definitions outside the loop that reach
+    its use (``ValueAnalysis``), when they agree on a constant or a symbol address.  Integer arithmetic of PTX ISA
+    §9.7.1-9.7.3 (add, sub, mul.lo, mad.lo, div, rem, min, max, neg, and, or, xor, not, shl, shr, mov, cvt,
+    setp, selp), modulo the type's width; anything else writes unknown values."""
+
+    def __init__(self, values: ValueAnalysis, block_of: list[int], body: frozenset[Node]) -> None:
+        self.values = values
+        self.block_of = block_of
+        self.body = body
+        self.regs: dict[str, _Conc] = {}
+        self.waits: list[_WaitRun] = []
+        self.done: dict[tuple[str, int], int] = {}
+        #: per barrier, the iteration and parity of the run's latest wait on it (a second wait on the same phase in
+        #: one iteration is not a new phase)
+        self.last: dict[tuple[str, int], tuple[int, int]] = {}
+        self.arrived: set[str | None] = set()
+        self.aborted = False
+
+    def read(self, inst: Instruction, o: object) -> _Conc:
+        """The concrete value of operand ``o`` of ``inst``."""
+        if type(o) is Imm:
+            return o.value & _MASK64
+        if type(o) is Sym:
+            return _SymAddr(o.name, o.offset)
+        if type(o) is NotReg:
+            v = self.read(inst, o.reg)
+            return (0 if v else 1) if isinstance(v, int) else None
+        if type(o) is Address:
+            base = self.read(inst, o.base) if o.base is not None else 0
+            return _offset(base, o.offset)
+        if type(o) is not Reg:
+            return None
+        if o.name in self.regs:
+            return self.regs[o.name]
+        if o.name.startswith("%") and "." in o.name:
+            return None  # a special register (%tid.x, %ctaid.x): per thread, not known
+        got: set[_Conc] = set()
+        for d in self.values.reaching_defs(inst, o.name):
+            if self.block_of[d] in self.body:
+                continue
+            dv = self.values.def_value.get((d, o.name))
+            if dv is not TOP and dv is not None and dv[0] == "c" and isinstance(dv[1], int):
+                got.add(dv[1] & _MASK64)
+            elif dv is not TOP and dv is not None and dv[0] == "sym" and isinstance(dv[2], int):
+                got.add(_SymAddr(dv[1], dv[2]))
+            else:
+                got.add(None)
+        return got.pop() if len(got) == 1 else None
+
+    def guard_holds(self, inst: Instruction) -> bool | None:
+        """Whether ``inst``'s guard holds (True with none), None when not known."""
+        if inst.guard is None:
+            return True
+        v = self.read(inst, inst.guard.reg)
+        if not isinstance(v, int):
+            return None
+        return bool(v) != inst.guard.negated
+
+    def branch(self, inst: Instruction, succs: list[tuple[Node, Any]]) -> Node | None:
+        """The successor block a ``bra`` goes to (``succs``: each with its edge's ``cond``); an unknown guard
+        that leaves the loop on one side stays in it (the loop runs again); otherwise None (the run stops)."""
+        if len(succs) == 1:
+            return succs[0][0]
+        holds = self.guard_holds(inst)
+        if holds is None:
+            inside = [s for s, _ in succs if s in self.body]
+            if len(inside) == 1 and len(succs) == 2:
+                return inside[0]
+            self.aborted = True
+            return None
+        for s, cond in succs:
+            if cond is not None and cond[1] == holds:
+                return s
+        self.aborted = True
+        return None
+
+    def step(self, inst: Instruction, iteration: int) -> None:
+        """Execute ``inst`` (not a branch) in loop iteration ``iteration``."""
+        holds = self.guard_holds(inst)
+        if holds is False:
+            return
+        op, parts = inst.op, inst.parts
+        if op == "mbarrier" and len(parts) > 1:
+            addr = next((o for o in inst.operands if type(o) is Address), None)
+            where = self.read(inst, addr) if addr is not None else None
+            bar = (where.name, where.offset) if isinstance(where, _SymAddr) and holds else None
+            if parts[1].startswith("arrive"):  # under an unknown guard too: it may arrive
+                self.arrived.add(where.name if isinstance(where, _SymAddr) else None)
+            elif parts[1] in ("try_wait", "test_wait") and "parity" in parts:
+                parity = self.read(inst, inst.operands[2]) if len(inst.operands) > 2 else None
+                par = parity if isinstance(parity, int) and holds else None
+                if bar is not None and par is not None and self.last.get(bar) == (iteration, par & 1):
+                    pass  # the same phase again in one iteration: it returns at once, after the phase waited for
+                else:
+                    done = self.done.get(bar, 0) if bar is not None else 0
+                    self.waits.append(_WaitRun(inst, iteration, bar, par, done))
+                    if bar is not None:
+                        self.done[bar] = done + 1
+                        if par is not None:
+                            self.last[bar] = (iteration, par & 1)
+        elif inst.family == "tcgen05.commit":
+            addr = next((o for o in inst.operands if type(o) is Address), None)
+            where = self.read(inst, addr) if addr is not None else None
+            self.arrived.add(where.name if isinstance(where, _SymAddr) else None)
+        defs = defined_regs(inst)
+        if not defs:
+            return
+        out: _Conc = None
+        if holds:
+            if op == "mbarrier" and len(parts) > 1 and parts[1] in ("try_wait", "test_wait"):
+                out = 1  # the wait's own result: the run follows the path on which it succeeded
+            else:
+                out = self._compute(inst)
+        for k, r in enumerate(defs):
+            self.regs[r.name] = out if k == 0 else None
+
+    def _compute(self, inst: Instruction) -> _Conc:
+        """The value ``inst`` writes to its first destination, or None."""
+        op, parts, ops = inst.op, inst.parts, inst.operands
+        ty = next((p for p in reversed(parts) if p[:1] in ("u", "s", "b") and p[1:].isdigit()), None)
+        if ty is None and "pred" not in parts:
+            return None
+        width = 1 if ty is None else int(ty[1:])
+        if op == "mul" and "wide" in parts:
+            width *= 2
+        signed = ty is not None and ty[0] == "s"
+        args = [self.read(inst, o) for o in ops[1:]]
+        if op in ("mov", "cvt") and len(args) == 1:
+            a = args[0]
+            return a if not isinstance(a, int) else a & ((1 << width) - 1)
+        if op == "add" and len(args) == 2:
+            x, y = args
+            if isinstance(x, _SymAddr) and isinstance(y, int):
+                return _offset(x, _signed(y, width))
+            if isinstance(y, _SymAddr) and isinstance(x, int):
+                return _offset(y, _signed(x, width))
+        if op == "sub" and len(args) == 2 and isinstance(args[0], _SymAddr) and isinstance(args[1], int):
+            return _offset(args[0], -_signed(args[1], width))
+        if any(not isinstance(a, int) for a in args):
+            return None
+        v = [cast(int, a) for a in args]
+        s = [_signed(a, width) if signed else a & ((1 << width) - 1) for a in v]
+        if op == "setp" and len(parts) > 2 and len(s) == 2:
+            if len(ops) != 3:
+                return None  # setp with a combining predicate (.and/.or) or two destinations
+            cmp = parts[1]
+            a, b = s
+            res = {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b,
+                   "lo": a < b, "ls": a <= b, "hi": a > b, "hs": a >= b}.get(cmp)
+            return None if res is None else int(res)
+        if op == "selp" and len(v) == 3:
+            return v[0] & ((1 << width) - 1) if v[2] else v[1] & ((1 << width) - 1)
+        res2: int | None = None
+        if len(s) == 2:
+            a, b = s
+            if op == "add":
+                res2 = a + b
+            elif op == "sub":
+                res2 = a - b
+            elif op == "mul" and ("lo" in parts or "wide" in parts):
+                res2 = a * b
+            elif op in ("div", "rem") and b != 0:
+                q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
+                res2 = q if op == "div" else a - q * b
+            elif op == "min":
+                res2 = min(a, b)
+            elif op == "max":
+                res2 = max(a, b)
+            elif op == "and":
+                res2 = a & b
+            elif op == "or":
+                res2 = a | b
+            elif op == "xor":
+                res2 = a ^ b
+            elif op == "shl":
+                res2 = a << min(b, width) if b >= 0 else None
+            elif op == "shr":
+                res2 = a >> min(b, width) if b >= 0 else None
+        elif len(s) == 1:
+            if op == "not":
+                res2 = ~s[0]
+            elif op == "neg":
+                res2 = -s[0]
+        elif len(s) == 3 and op == "mad" and "lo" in parts:
+            res2 = s[0] * s[1] + s[2]
+        return None if res2 is None else res2 & ((1 << width) - 1)
+
+
+#: 64 bits: an immediate's two's complement form.
+_MASK64 = (1 << 64) - 1
+
+
+def _signed(x: int, width: int) -> int:
+    """``x`` (unsigned, ``width`` bits) as a two's complement signed integer."""
+    x &= (1 << width) - 1
+    return x - (1 << width) if width > 1 and x >> (width - 1) else x
+
+
+def _offset(base: _Conc, k: int) -> _Conc:
+    """``base`` plus ``k`` bytes: an address moves, an integer adds (64 bits), an unknown stays unknown."""
+    if isinstance(base, _SymAddr):
+        return _SymAddr(base.name, base.offset + k)
+    if isinstance(base, int):
+        return (base + k) & _MASK64
+    return None

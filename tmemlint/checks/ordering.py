@@ -667,50 +667,26 @@ def st_not_waited(ctx):
       "tcgen05.ld of columns written by tcgen05.mma/cp with no completion (commit + mbarrier wait) between")
 def accumulator_read_before_complete(ctx):
     """PTX ISA §9.7.16.6 (reference §3, canonical pattern "mma result → ld"): MMA and cp are asynchronous; their
-    results may be read only after tcgen05.commit's mbarrier completes and the reader waits on it.  Reported when
-    the ld can follow the MMA (or cp) and no mbarrier wait lies on any path between them: a wait skipped only
-    under a condition correlated with the MMA's own (pipelined loops) is not reported."""
+    results may be read only after tcgen05.commit's mbarrier completes and the reader waits on it.  One
+    happens-before question for every reader, asked of the ``SyncModel``: is the write's completion (its thread's
+    tcgen05.commit → that mbarrier's phase → a wait of the reading thread) ordered before the load?  The same
+    thread (``SyncModel.own_completion``, on the class's feasible paths: a wait skipped only under a condition
+    correlated with the MMA's own, in pipelined loops, is on no path) or another warp role (``_cross_role_reads``,
+    ``SyncModel.completion_ordering``, the waits' parities judged per stage).  The message names the missing edge:
+    no commit after the MMA, no wait, a wait on another barrier, a wait before the arrival (an earlier phase) or
+    after the read, or a wait whose parity names the phase before (it returns at once)."""
     from tmemlint.analysis.idesc import ld_st_columns
-    from tmemlint.analysis.sync import is_mbarrier_wait
 
     fn = ctx.function
     lds = [i for i in fn.instructions if i.family == "tcgen05.ld"]
     writers = [i for i in fn.instructions if i.family in ("tcgen05.mma", "tcgen05.cp")]
     if not lds or not writers:
         return
-    from tmemlint.analysis.control import can_reach, reach_bits
+    from tmemlint.analysis.control import can_reach
 
+    sync = ctx.sync
     regions = {w.index: (_mma_regions(ctx, w, accumulator_only=True) if w.family == "tcgen05.mma" else
                          [r for r in [_columns(ctx, w, 0, 8)] if r]) for w in writers}
-    waits = [i for i in fn.instructions if is_mbarrier_wait(i)]
-    # the waits as bits of one integer, with their blocks: ``can_reach`` over every (writer, wait) and (wait, ld)
-    # pair, inlined (a block reaches another by ``reach``; within a block, a later instruction follows an earlier)
-    bit, reach = reach_bits(ctx)
-    block_of = ctx.cfg.block_of
-    wait_bits = [(block_of[x.index], x.index, 1 << k) for k, x in enumerate(waits)]
-    after: dict[int, int] = {}  # writer index -> the waits it can reach (bits; computed once per writer)
-
-    def waits_after(w) -> int:
-        got = after.get(w.index)
-        if got is None:
-            bw, wi = block_of[w.index], w.index
-            rw = reach[bw]
-            got = 0
-            for bx, xi, k in wait_bits:
-                if (bx == bw and wi < xi) or rw & bit[bx]:
-                    got |= k
-            after[w.index] = got
-        return got
-
-    def waits_before(ld) -> int:
-        bl, li = block_of[ld.index], ld.index
-        bb = bit[bl]
-        got = 0
-        for bx, xi, k in wait_bits:
-            if (bx == bl and xi < li) or reach[bx] & bb:
-                got |= k
-        return got
-
     # the writers with a region in each slot, in program order (an overlap is in one slot): an ld looks only at
     # those, not at every writer of the function
     by_slot: dict = {}
@@ -718,7 +694,7 @@ def accumulator_read_before_complete(ctx):
         for s in dict.fromkeys(r[0] for r in regions[w.index]):
             by_slot.setdefault(s, []).append(w)
     overlapping: dict = {}  # (columns, slot) -> the writers of the slot with a region that overlaps them, in order
-    hits: dict = {}
+    hits: dict = {}  # ld index -> (writer, Ordering): the same thread reads before the completion
     for ld in lds:
         mine = _columns(ctx, ld, 1, ld_st_columns(ld))
         slot = _slot(ctx, ld, 1)
@@ -729,25 +705,25 @@ def accumulator_read_before_complete(ctx):
             cand = overlapping[(mine, slot)] = [
                 w for w in by_slot.get(slot, ())
                 if any((_overlap(mine, r) if mine is not None else r[0] == slot) for r in regions[w.index])]
-        before = None  # the waits that can reach this ld, computed once per ld when first needed
-        for w in cand:
-            if not can_reach(ctx, w, ld):
+        cand = [w for w in cand if can_reach(ctx, w, ld)]
+        for k in ctx.threads.classes:
+            ops = tuple(w for w in cand if sync.executes(k, w))
+            if not ops or not sync.executes(k, ld):
                 continue
-            if before is None:
-                before = waits_before(ld)
-            if waits_after(w) & before:
-                continue
-            hits[ld.index] = w.index
-            break
+            why = sync.own_completion(k, ops, ld, any_wait=mine is None)
+            if why.verdict is False:
+                hits[ld.index] = (ops[0], why)
+                break
     insts = fn.instructions
     cross = _cross_role_reads(ctx, lds, writers)
     for i in sorted(set(hits) | set(cross)):
         if i in hits:
-            w = hits[i]
-            ctx.report("TM304", insts[i], f"tcgen05.ld reads columns written by the {insts[w].family} at line "
-                                          f"{insts[w].span.line} with no mbarrier wait on any path in between: the "
-                                          f"asynchronous result may not be complete (commit to an mbarrier and wait "
-                                          f"on it)", [(insts[w], "written here")])
+            w, own = hits[i]
+            ctx.report("TM304", insts[i], f"tcgen05.ld reads columns written by the {w.family} at line "
+                                          f"{w.span.line} of the same thread, and no path orders the load after "
+                                          f"that operation's completion ({own.describe()}): the "
+                                          f"asynchronous result may not be complete (tcgen05.commit to an mbarrier "
+                                          f"and wait on it)", [(w, "written here")])
             continue
         w, ka, kb, why = cross[i]
         ctx.report("TM304", insts[i], f"tcgen05.ld by {kb!r} reads columns written by the {w.family} of {ka!r} at "
@@ -803,7 +779,7 @@ def _cross_role_reads(ctx, lds, writers) -> dict:
                 group = tuple(w for w in runs[id(ka)] if any(_overlap(m, r) for m in mine for r in spans[w.index]))
                 if not group:
                     continue
-                why = sync.ordering(group, ka, ld, kb, completion=True, tied=True, phases=False)
+                why = sync.completion_ordering(group, ka, ld, kb)
                 if why.verdict is False:
                     # a write ordered after the load is a later write of the cells (the load's own hand-over lets
                     # it happen: write-after-read), not the one the load reads
@@ -812,7 +788,7 @@ def _cross_role_reads(ctx, lds, writers) -> dict:
                                   sync.must_happen_before(ld, kb, w, ka) is not True)
                     if not group:
                         continue
-                    why = sync.ordering(group, ka, ld, kb, completion=True, tied=True, phases=False)
+                    why = sync.completion_ordering(group, ka, ld, kb)
                 if why.verdict is False:
                     out[ld.index] = (group[-1], ka, kb, why)
                     break
