@@ -19,6 +19,7 @@ from heapq import heappop, heappush
 from typing import Any, TypeVar
 
 from tmemlint.analysis.cfg import CFG, EXIT, Node
+from tmemlint.analysis.feasibility import Feasibility
 from tmemlint.analysis.threads import GuardOracle, WarpClass
 from tmemlint.analysis.values import TOP, ValueAnalysis
 from tmemlint.ir import Guard, Instruction
@@ -85,10 +86,13 @@ class PropertySimulation:
     def __init__(self, cfg: CFG, va: ValueAnalysis, klass: WarpClass, transfer: Transfer, init: Hashable,
                  observe: Observe | None = None, budget: int = DEFAULT_BUDGET,
                  relevant: Callable[[Instruction], bool] | None = None, init_facts: Facts = frozenset(),
-                 oracle: GuardOracle | None = None, transfer_facts: bool = False) -> None:
+                 oracle: GuardOracle | None = None, transfer_facts: bool = False,
+                 feasibility: Feasibility | None = None) -> None:
         """``init_facts``: the facts of the entry state (a callee simulated at a call starts with the caller's);
         ``oracle``: evaluates the predicates (default: the class's ``GuardOracle`` of ``va``);
-        ``transfer_facts``: ``transfer(prop, inst, facts)`` is called instead, and may return ``Branches``."""
+        ``transfer_facts``: ``transfer(prop, inst, facts)`` is called instead, and may return ``Branches``;
+        ``feasibility``: asked of a branch both of whose outcomes the facts leave open (``analysis.feasibility``)."""
+        self.feasibility = feasibility
         self.cfg = cfg
         self.va = va
         # one oracle (and its memo) per class for every rule's simulation
@@ -175,6 +179,8 @@ class PropertySimulation:
             if len(memo) > 200_000:
                 memo.clear()
             hit = memo[k] = tuple(self._branch_uncached(inst, facts))
+        if self.feasibility is not None:
+            return self.feasibility.refine(self.oracle, inst, hit)
         return hit
 
     def _branch_uncached(self, inst: Instruction, facts: Facts) -> Iterator[tuple[bool, Facts]]:
