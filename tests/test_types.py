@@ -35,6 +35,7 @@ CLEAN = [
     "__init__.py",
     "control.py",
     "values.py",
+    "feasibility.py",
 ]
 
 

@@ -28,18 +28,16 @@ z3 is imported on the first question (its import costs 50-100 ms): a run that as
 
 from __future__ import annotations
 
+import importlib
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tmemlint.analysis import digraph
 from tmemlint.analysis.cfg import CFG, ENTRY, Node
 from tmemlint.analysis.threads import Facts, GuardOracle, normalize
 from tmemlint.analysis.values import TOP, Value, ValueAnalysis, _int_type, opaque_deps
 from tmemlint.ir import Imm, Instruction, Reg
-
-if TYPE_CHECKING:
-    import z3
 
 #: Solver time per query (milliseconds); a query that runs out answers "unknown".
 TIMEOUT_MS = 200
@@ -234,8 +232,8 @@ class Feasibility:
         if sb == ib:
             return i < iv.step
         g = self.cfg.graph
-        seen = {sb}
-        work = list(g.successors(sb))
+        seen: set[Node] = {sb}
+        work: list[Node] = list(g.successors(sb))
         while work:
             n = work.pop()
             if n in seen or n == iv.header or n not in iv.body:
@@ -249,9 +247,8 @@ class Feasibility:
     # ---- translation ------------------------------------------------------------------------------------
     def _solver(self) -> Any:
         if self._z3 is None:
-            import z3 as z3mod  # lazy: only a run that asks a question pays for the import
-
-            self._z3 = z3mod
+            # lazy: only a run that asks a question pays for the import (z3 has no type information)
+            self._z3 = importlib.import_module("z3")
         return self._z3
 
     def _cmp_type(self, key: Value) -> str | None:
