@@ -127,6 +127,8 @@ class Feasibility:
         self._prune_memo: dict[tuple[int, Outcomes], Outcomes] = {}
         self._record_memo: dict[tuple[int, Outcomes], Outcomes] = {}
         self._loop_values: dict[tuple[int, str], frozenset[int] | None] = {}
+        #: registers whose values at some read ``loop_values`` answered (not None)
+        self.answered: set[str] = set()
 
     # ---- structure --------------------------------------------------------------------------------------
     def _structure(self) -> list[tuple[Node, frozenset[Node], list[Node]]]:
@@ -545,6 +547,8 @@ class Feasibility:
         iv = self.induction(reg)
         if iv is not None and self._reads_header_value(iv, inst.index):
             got = self._enumerate(iv)
+            if got is not None:
+                self.answered.add(reg)
         self._loop_values[k] = got
         return got
 

@@ -247,8 +247,13 @@ def _loop_footprints(ctx, inst):
     if fam not in ("tcgen05.ld", "tcgen05.st") or _tmem(ctx.values, inst, k) is not None:
         return []
     w = ld_st_columns(inst)
-    a = ctx.address_sets.address(inst, k) if w else None
-    if a is None or not a.exact or not a.offsets:
+    got = ctx.executing.get(inst.index) if w else None
+    if not got:
+        return []
+    # with the thread indices of the warps that execute it, and only where the solver answered a loop's values
+    warps = tuple(sorted({x for c in got for x in ctx.threads.classes[c].warps}))
+    a = ctx.address_sets_of(warps).address(inst, k)
+    if a is None or not a.exact or not a.offsets or not ctx.feasibility.answered:
         return []
     return [(k, "access", a.slot, a.columns[-1], a.lanes[0], w)]
 
