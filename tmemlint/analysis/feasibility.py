@@ -41,6 +41,8 @@ from tmemlint.ir import Imm, Instruction, Reg
 
 #: Solver time per query (milliseconds); a query that runs out answers "unknown".
 TIMEOUT_MS = 200
+#: Satisfiability checks per function; later ones answer "unknown" (the engine's own answer), bounding the cost.
+MAX_QUERIES = 64
 #: Most iterations of a counted loop that ``loop_values`` enumerates before it answers "unknown".
 MAX_ITERATIONS = 64
 #: Nesting of a translated value (instructions expanded) before the rest becomes a free variable.
@@ -492,6 +494,8 @@ class Feasibility:
             self.cost.hits += 1
             TOTALS.hits += 1
             return hit
+        if self.cost.queries >= MAX_QUERIES:
+            return outcomes
         keep = tuple(o for o in outcomes if self.satisfiable(inst, o[1]) is not False)
         if not keep:
             keep = outcomes
