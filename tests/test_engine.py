@@ -363,16 +363,10 @@ def test_mbarrier_wait_on_a_path_that_may_be_skipped_orders_nothing():
     assert k.ctx.sync.must_happen_before(k.at["a"], w0, k.at["b"], w1) is False
 
 
-
-#: ``Ordering.missing`` is worked out from the union over paths of what ``ka`` releases and ``kb`` waits on, not
-#: from the pair of paths that is unordered: a wait that only some paths skip is reported as "phase" (describe():
-#: "the wait on its barrier comes before the arrival"), which is not what happens on those paths.
-_MISSING_FROM_UNION = ("Ordering.missing is derived from the union of all paths' releases and waits (order.py "
-                       "SyncModel.ordering), not from the unordered pair of paths: a skipped wait is reported as "
-                       "'phase'")
+#: ``Ordering.missing`` names the edge the unordered pair of paths lacks: a wait that only some paths skip is
+#: "wait" (on those paths warp 1 waits on nothing), not "phase".
 
 
-@pytest.mark.xfail(strict=True, reason=_MISSING_FROM_UNION)
 def test_ordering_names_the_wait_a_path_skips():
     k = build(swap(MBAR, "CONSUMER:\n", "CONSUMER:\n\t@!%p9 bra WAITED;\n"))
     o = k.ctx.sync.ordering((k.at["a"],), k.warp(0), k.at["b"], k.warp(1))
@@ -556,7 +550,9 @@ def test_released_before_names_the_hand_over_and_the_accesses_it_hands_back():
 
 def test_a_wait_after_the_hand_over_ends_it():
     # counter-example: a wait (on bar0's next phase) between the release and the late load
-    k = build(swap(RELEASE, "AGAIN:\n", "AGAIN:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p6, [bar0], 1;\n"))
+    # (a retry loop: an untested try_wait waits for nothing, PTX ISA §9.7.13.15.16)
+    k = build(swap(RELEASE, "AGAIN:\n", "AGAIN:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p6, [bar0], 1;\n"
+                                         "\t@!%p6 bra AGAIN;\n"))
     assert k.ctx.sync.released_before(k.warp(1), k.at["late"]) == ()
 
 
@@ -570,10 +566,6 @@ def test_executes_follows_the_warp_guards():
 # ---- answers the ISA contradicts (strict xfail: a fix of the engine turns them into passes) -------------------
 
 
-@pytest.mark.xfail(strict=True, reason="PTX ISA §9.7.13.15.16: try_wait returns False when its time limit elapses "
-                                       "before the phase completes; a wait whose result is never tested (no loop, "
-                                       "no branch on it) orders nothing, but sync_site counts every try_wait as a "
-                                       "wait")
 def test_try_wait_whose_result_is_never_tested_orders_nothing():
     # counter-example of test_mbarrier_arrive_then_parity_wait_orders_producer_before_consumer: the retry branch
     # removed, so warp 1 goes on to the load whether or not phase 0 completed
@@ -581,8 +573,6 @@ def test_try_wait_whose_result_is_never_tested_orders_nothing():
     assert k.ctx.sync.must_happen_before(k.at["a"], k.warp(0), k.at["b"], k.warp(1)) is False
 
 
-@pytest.mark.xfail(strict=True, reason="PTX ISA §9.7.13.15.16: test_wait is non-blocking; a test_wait whose result "
-                                       "is never tested orders nothing, but sync_site counts it as a wait")
 def test_test_wait_whose_result_is_never_tested_orders_nothing():
     k = build(swap(swap(MBAR, "\t@!%p7 bra WAIT;\n", ""), "mbarrier.try_wait", "mbarrier.test_wait"))
     assert k.ctx.sync.must_happen_before(k.at["a"], k.warp(0), k.at["b"], k.warp(1)) is False

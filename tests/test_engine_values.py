@@ -457,17 +457,11 @@ def test_constant_arithmetic_wraps_at_the_register_width():
     assert stored_set(k, "s") == frozenset({0, 1})
 
 
-@pytest.mark.xfail(strict=True, reason="PTX ISA §9.7.1.1 add (and §5.2: .u32 values are modulo 2^32): a constant "
-                                       "set is computed without wrapping, {0xFFFFFFFF, 0} + 1 gives {2^32, 1} (a "
-                                       "single constant is wrapped, values.ValueAnalysis._compute)")
 def test_a_constant_set_wraps_at_the_register_width():
     k = mini(WRAP)
     assert stored(k, "s") == ("cs", frozenset({0, 1}))
 
 
-@pytest.mark.xfail(strict=True, reason="PTX ISA §9.7.13.1: bar.red.popc.u32 d, a, c writes d (the count of threads "
-                                       "whose c is true); values.defined_regs lists bar among the opcodes without a "
-                                       "destination, so the earlier definition of d (7) still reaches its uses")
 def test_bar_red_defines_its_destination():
     body = "\tmov.u32 %r60, 7;\n\tbar.red.popc.u32 %r60, 0, %p9;\n\tadd.u32 %r61, %r60, 1;\n" \
            "\tst.shared.u32 [slot], %r61; // @red\n"

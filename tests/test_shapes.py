@@ -256,8 +256,19 @@ def test_tm403_copy_in_the_loop_keeps_it_silent():
     text = text.replace("""	add.s64 %rd5, %rd5, 2;
 	add.s64 %rd6, %rd6, 2;""", """	add.s64 %rd5, %rd5, 2;
 	add.s64 %rd6, %rd6, 2;
-	tcgen05.cp.cta_group::1.32x128b.warpx4 [%r6], %rd3;""")
+	tcgen05.cp.cta_group::1.32x128b.warpx4 [%r6], %rd3;
+	tcgen05.cp.cta_group::1.32x128b.warpx4 [%r7], %rd4;""")
     assert "TM403" not in [c for c, _ in _found(text)]
+
+
+def test_tm403_copy_of_one_operand_leaves_the_other_stale():
+    """A copy in the loop into scale-A's columns (128) does not refresh scale-B's (132): scale-B is reported."""
+    text = (PTX / "tm403_scale_invariant_k_loop_bad.ptx").read_text().replace(" // expect: TM403", "")
+    text = text.replace("""	add.s64 %rd5, %rd5, 2;
+	add.s64 %rd6, %rd6, 2;""", """	add.s64 %rd5, %rd5, 2;
+	add.s64 %rd6, %rd6, 2;
+	tcgen05.cp.cta_group::1.32x128b.warpx4 [%r6], %rd3;""")
+    assert [(c, ln) for c, ln in _found(text) if c == "TM403"] == [("TM403", 55)]
 
 
 def test_tm403_idesc_selector_varies_keeps_it_silent():

@@ -35,6 +35,9 @@ CLEAN = [
     "__init__.py",
     "control.py",
     "values.py",
+    "calls.py",
+    "inline.py",
+    "order.py",
     "feasibility.py",
 ]
 

@@ -17,14 +17,18 @@ is not a TMEM effect: its instructions live in another compilation unit that tme
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from tmemlint.analysis.cfg import CFG, build_cfg
-from tmemlint.analysis.threads import GuardOracle
-from tmemlint.analysis.tmem import TmemSites, tmem_sites
-from tmemlint.analysis.values import TOP, ValueAnalysis
-from tmemlint.ir import Function, Instruction, Module, ParenList, Sym
+from tmemlint.analysis.threads import Expr, Facts, GuardOracle, WarpClass, thread_predicates
+from tmemlint.analysis.tmem import Slot, TmemSites, tmem_sites
+from tmemlint.analysis.values import TOP, Value, ValueAnalysis, _cmp, _pnot, is_stable, opaque_deps
+from tmemlint.ir import Address, Function, Instruction, Module, Operand, ParenList, Reg, Sym
+
+#: the call graph of a module's functions with bodies: caller name → the names of the functions it calls directly
+CallGraph = dict[str, set[str]]
 
 LIFECYCLE = ("tcgen05.alloc", "tcgen05.dealloc", "tcgen05.relinquish_alloc_permit")
 
@@ -40,7 +44,7 @@ def call_target(inst: Instruction) -> str | None:
     return None
 
 
-def call_args(inst: Instruction) -> tuple:
+def call_args(inst: Instruction) -> tuple[Operand, ...]:
     """The argument operands of ``call`` ``inst``: the parenthesised list after the callee (PTX ISA
     ``call{.uni} (ret-param), func, (param-list)``)."""
     seen_target = False
@@ -81,13 +85,13 @@ class ModuleCalls:
     module: Module
     effects: dict[str, CalleeInfo] = field(default_factory=dict)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         funcs = {f.name: f for f in self.module.functions if f.has_body}
-        calls: dict[str, set] = {}
+        calls: CallGraph = {}
         direct: set[str] = set()
         indirect: set[str] = set()
         for name, f in funcs.items():
-            out = set()
+            out: set[str] = set()
             for i in f.instructions:
                 if i.family in LIFECYCLE:
                     direct.add(name)
@@ -111,7 +115,7 @@ class ModuleCalls:
             self.effects[name] = CalleeInfo(funcs[name], unknown=name in indirect or _on_cycle(name, calls))
 
 
-def _on_cycle(name: str, calls: dict[str, set]) -> bool:
+def _on_cycle(name: str, calls: CallGraph) -> bool:
     """Whether ``name`` can call itself (directly or through other functions): recursion."""
     work = list(calls.get(name, ()))
     seen: set[str] = set()
@@ -164,22 +168,22 @@ def lifecycle_calls(module: Module, fn: Function) -> dict[int, CalleeInfo]:
     return out
 
 
-def call_binding(va: ValueAnalysis, inst: Instruction, callee: Function) -> dict[str, object]:
+def call_binding(va: ValueAnalysis, inst: Instruction, callee: Function) -> dict[str, Value]:
     """The callee's parameter names → the caller's values of the arguments of ``call`` ``inst`` (an argument is a
     ``.param`` variable the caller wrote with ``st.param`` before the call, or a register or constant)."""
     args = call_args(inst)
-    out: dict[str, object] = {}
-    stores = None
+    out: dict[str, Value] = {}
+    stores: dict[str, Instruction] | None = None
     for p, a in zip(callee.params, args):
-        v = TOP
+        v: Value = TOP
         if type(a) is Sym:
             if stores is None:
                 stores = {}
                 for i in va.insts[:inst.index]:
                     if i.op == "st" and i.has("param") and len(i.operands) == 2:
                         d = i.operands[0]
-                        base = getattr(d, "base", None)
-                        if type(base) is Sym and d.offset == 0 and base.offset == 0:
+                        base = d.base if type(d) is Address else None
+                        if type(d) is Address and type(base) is Sym and d.offset == 0 and base.offset == 0:
                             stores[base.name] = i
             st = stores.get(a.name)
             if st is not None:
@@ -190,7 +194,7 @@ def call_binding(va: ValueAnalysis, inst: Instruction, callee: Function) -> dict
     return out
 
 
-def reachable_callees(module: Module, fn: Function):
+def reachable_callees(module: Module, fn: Function) -> Iterator[CalleeInfo]:
     """The callees ``fn`` reaches through lifecycle calls, transitively, each once (``CalleeInfo``; callees that
     cannot be followed are left out)."""
     calls = lifecycle_calls(module, fn)
@@ -209,15 +213,15 @@ def reachable_callees(module: Module, fn: Function):
         for i in c.function.instructions:
             if i.op == "call":
                 t = call_target(i)
-                if t in effects:
+                if t is not None and t in effects:
                     work.append(effects[t])
 
 
-def callee_slots(module: Module, fn: Function) -> frozenset:
+def callee_slots(module: Module, fn: Function) -> frozenset[Slot]:
     """Allocation slots (``("sym", name, offset)``) written by allocs in the callees ``fn`` calls, transitively:
     the caller's loads from them are TMEM addresses too (``ValueAnalysis.analyse``).  A slot passed to the callee
     as an argument is not included."""
-    out = set()
+    out: set[Slot] = set()
     for c in reachable_callees(module, fn):
         for i in c.function.instructions:
             if i.family == "tcgen05.alloc":
@@ -227,7 +231,7 @@ def callee_slots(module: Module, fn: Function) -> frozenset:
     return frozenset(out)
 
 
-def call_rets(inst: Instruction) -> tuple:
+def call_rets(inst: Instruction) -> tuple[Operand, ...]:
     """The return-parameter operands of ``call`` ``inst``: the parenthesised list before the callee (PTX ISA
     ``call{.uni} (ret-param), func, (param-list)``), empty when the callee returns nothing."""
     for o in inst.operands:
@@ -237,7 +241,7 @@ def call_rets(inst: Instruction) -> tuple:
     return ()
 
 
-def returned_value(callee: CalleeInfo):
+def returned_value(callee: CalleeInfo) -> Value | None:
     """The value ``callee`` stores into its first return parameter (``st.param [func_retval0], %r`` before
     ``ret``), when every such store (at byte offset 0) stores the same value and that value means the same in the caller: a TMEM
     address of an allocation slot that is a variable (``("tmem", ("sym", …), col, lane)`` with constant offsets),
@@ -246,15 +250,15 @@ def returned_value(callee: CalleeInfo):
     if callee.unknown or not fn.has_body:
         return None
     own = {p.name for p in fn.params}
-    vals = set()
+    vals: set[Value] = set()
     for i in fn.instructions:
         if i.op != "st" or not i.has("param") or len(i.operands) != 2:
             continue
         d = i.operands[0]
-        base = getattr(d, "base", None)
+        base = d.base if type(d) is Address else None
         # the return parameter is declared in the header: neither an input parameter nor a body variable (an
         # argument slot of a nested call)
-        if type(base) is not Sym or base.name in own or base.name in fn.variables:
+        if type(d) is not Address or type(base) is not Sym or base.name in own or base.name in fn.variables:
             continue
         if d.offset != 0 or base.offset != 0:
             return None
@@ -271,21 +275,22 @@ def returned_value(callee: CalleeInfo):
     return None
 
 
-def call_returns(module: Module, fn: Function) -> dict[str, tuple]:
+def call_returns(module: Module, fn: Function) -> dict[str, Value]:
     """For ``fn``'s calls of callees that reach a TMEM lifecycle instruction: the name of the call's return
     parameter (declared in ``fn``'s body, PTX ISA §5.1.6.2) → the value the callee returns (``returned_value``),
     for ``ValueAnalysis.returns``."""
     calls = lifecycle_calls(module, fn)
-    out: dict[str, tuple] = {}
+    out: dict[str, Value] = {}
     clash: set[str] = set()
     for idx, callee in calls.items():
         rets = call_rets(fn.instructions[idx])
-        if len(rets) != 1 or type(rets[0]) is not Sym:
+        ret = rets[0] if len(rets) == 1 else None
+        if type(ret) is not Sym:
             continue
         v = returned_value(callee)
         if v is None:
             continue
-        name = rets[0].name
+        name = ret.name
         if name in out and out[name] != v:
             clash.add(name)
         out[name] = v
@@ -294,25 +299,21 @@ def call_returns(module: Module, fn: Function) -> dict[str, tuple]:
     return out
 
 
-def callee_thread_predicates(module: Module, fn: Function) -> frozenset:
+def callee_thread_predicates(module: Module, fn: Function) -> frozenset[Expr]:
     """The thread predicates (``%tid.x`` tests) of the callees ``fn`` reaches through lifecycle calls,
     transitively: ``threads.thread_model`` splits the caller's warps by them too (a callee runs in the caller's
     threads, PTX ISA §9.7.9.20, so its ``threadIdx.x / 32 == 0`` test is decided by the caller's warp class)."""
-    from tmemlint.analysis.threads import thread_predicates
-
-    out: set = set()
+    out: set[Expr] = set()
     for c in reachable_callees(module, fn):
         out |= thread_predicates(c.function, c.values)
     return frozenset(out)
 
 
-def portable_facts(facts: frozenset) -> frozenset:
+def portable_facts(facts: Facts) -> Facts:
     """The branch facts that mean the same in a caller and its callee: thread predicates of ``%tid.x`` (the same
     thread runs both) other than ``elect.sync`` (each ``elect.sync`` elects again), and predicates over constants,
     kernel parameters, variables' addresses and uniform special registers (no opaque definition, no register
     of either function)."""
-    from tmemlint.analysis.values import opaque_deps
-
     out = []
     for f in facts:
         key = f[0]
@@ -331,17 +332,17 @@ class BoundOracle(GuardOracle):
     otherwise, so that ``tmem_alloc_if(1)`` decides the callee's branch and ``alloc_if(c)`` / ``free_if(c)`` test
     the same fact."""
 
-    def __init__(self, va: ValueAnalysis, klass, binding: dict, name: str):
+    def __init__(self, va: ValueAnalysis, klass: WarpClass, binding: dict[str, Value], name: str) -> None:
         super().__init__(va, klass)
         self.deps = {}  # keys may hold the caller's values: dependencies of their own, not the callee's shared ones
         self.binding = binding
         self.name = name
-        self._subst: dict = {}
+        self._subst: dict[Value, Value] = {}
 
-    def value(self, inst: Instruction, reg):
+    def value(self, inst: Instruction, reg: Reg) -> Value:
         return self.substitute(super().value(inst, reg))
 
-    def substitute(self, v):
+    def substitute(self, v: Value) -> Value:
         """``v`` (a callee value) in the caller's terms (``_substitute``)."""
         r = self._subst.get(v)
         if r is None:
@@ -349,11 +350,9 @@ class BoundOracle(GuardOracle):
         return r
 
 
-def _substitute(v, binding: dict, name: str):
+def _substitute(v: Value, binding: dict[str, Value], name: str) -> Value:
     """``v`` (a callee value) with its parameters replaced (``BoundOracle``), folded again where that makes a
     constant or a thread predicate."""
-    from tmemlint.analysis.values import _cmp, _pnot, is_stable
-
     if v is TOP or not isinstance(v, tuple) or not v:
         return v
     tag = v[0]

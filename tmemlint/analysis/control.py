@@ -15,7 +15,7 @@ from tmemlint.analysis import digraph
 from tmemlint.analysis.cfg import ABORT, ENTRY, EXIT, Node
 from tmemlint.analysis.threads import normalize
 from tmemlint.analysis.values import TOP, used_regs
-from tmemlint.ir import Instruction, Reg
+from tmemlint.ir import Instruction, Operand, Reg
 
 if TYPE_CHECKING:  # pragma: no cover
     from tmemlint.analysis.context import AnalysisContext as FunctionContext
@@ -328,13 +328,87 @@ def can_reach(ctx: "FunctionContext", a: Instruction, b: Instruction) -> bool:
     return bool(reach[ba] & bit[bb])
 
 
+#: Special registers whose value is a function of the thread's lane only (PTX ISA §10.3 ``%laneid``, §10.4-10.8
+#: ``%lanemask_*``): the same in lane ``l`` of every warp.
+_LANE_SREGS = ("%laneid", "%lanemask_eq", "%lanemask_le", "%lanemask_lt", "%lanemask_ge", "%lanemask_gt")
+
+#: A warp's full member mask (``membermask`` of ``vote.sync``/``shfl.sync``/``redux.sync``): every lane takes part.
+_FULL_MASK = (-1, 0xFFFFFFFF)
+
+
+def _const(ctx: "FunctionContext", inst: Instruction, op: Operand) -> int | None:
+    """The integer value of operand ``op`` of ``inst`` when the value analysis knows it (an immediate, or a register
+    set to a constant: nvcc's ``mov.b32 %r1114, -1`` before ``vote.sync.ballot.b32 %r68, %p118, %r1114``)."""
+    v = ctx.values.value(inst, op)
+    return v[1] if v is not TOP and v[0] == "c" and isinstance(v[1], int) else None
+
+
+def _warp_reduction_operands(ctx: "FunctionContext", inst: Instruction) -> tuple[list[Operand], Operand | None] | None:
+    """``(value operands, source-lane operand)`` of a full-warp exchange whose result is one value for the whole warp,
+    a function of the lanes' operands only: ``vote.sync.{ballot,any,all,uni}`` and ``redux.sync`` with ``membermask``
+    -1 (PTX ISA §9.7.13.11 vote.sync: the ballot "copies the predicate from each thread … into the corresponding bit
+    position of destination register d" in every participating thread; §9.7.13.13 redux.sync), and ``shfl.sync.idx``
+    with ``c`` = 31 (no sub-segments, clamp 31: every lane reads lane ``b[4:0]``, §9.7.9.6 shfl.sync) and
+    ``membermask`` -1, whose result is the source lane's value when ``b`` is one value for the warp; None for any
+    other instruction."""
+    ops = inst.operands
+    if inst.op in ("vote", "redux") and "sync" in inst.parts and len(ops) == 3 \
+            and _const(ctx, inst, ops[2]) in _FULL_MASK:
+        return [ops[1]], None
+    if inst.op == "shfl" and "sync" in inst.parts and "idx" in inst.parts and len(ops) == 5 \
+            and _const(ctx, inst, ops[3]) == 31 and _const(ctx, inst, ops[4]) in _FULL_MASK:
+        return [ops[1]], ops[2]
+    return None
+
+
+def _operand_defs(ctx: "FunctionContext", inst: Instruction, ops: list[Operand]) -> set[int]:
+    """The definitions (instruction indices) of the registers among ``ops`` that reach ``inst``."""
+    out: set[int] = set()
+    for o in ops:
+        if isinstance(o, Reg):
+            out.update(ctx.values.reaching_defs(inst, o.name))
+    return out
+
+
+def _moves_sreg(inst: Instruction, names: tuple[str, ...]) -> bool:
+    """Whether ``inst`` is ``mov`` of one of the special registers ``names``."""
+    src = inst.operands[1] if inst.op == "mov" and len(inst.operands) == 2 else None
+    return isinstance(src, Reg) and src.name in names
+
+
+def _lane_mask_of_tid(ctx: "FunctionContext", inst: Instruction) -> bool:
+    """Whether ``inst`` is ``and d, t, m`` with ``t`` the thread's ``%tid.x`` (its ``mov``) and ``0 <= m < 32``: with a
+    CTA whose x extent is a multiple of 32 (or whose y and z extents are 1), ``%tid.x & m`` is ``%laneid & m``, the
+    same in lane ``l`` of every warp (PTX ISA §10.1 ``%tid``, §10.3 ``%laneid``)."""
+    if inst.op != "and" or len(inst.operands) != 3:
+        return False
+    dims = ctx.function.threads_per_cta()
+    if dims is None or (dims[0] % 32 != 0 and dims[1] * dims[2] != 1):
+        return False
+    a, b = inst.operands[1], inst.operands[2]
+    if not isinstance(a, Reg):
+        a, b = b, a
+    m = _const(ctx, inst, b)
+    if m is None or not 0 <= m < 32 or not isinstance(a, Reg):
+        return False
+    defs = ctx.values.reaching_defs(inst, a.name)
+    insts = ctx.function.instructions
+    return bool(defs) and all(_moves_sreg(insts[d], ("%tid.x",)) for d in defs)
+
+
 def divergent_defs(ctx: "FunctionContext") -> frozenset[int]:
-    """Instruction indices of the definitions whose value may differ between the threads of a warp: those of
+    """Instruction indices of the definitions whose value may differ between the threads of the CTA: those of
     ``ValueAnalysis.nonuniform_defs`` (per-thread sources and what reads them), plus the definitions of a register
     with several definitions placed under a branch whose condition may differ between threads (a flag set on the
     ``threadIdx.x == 0`` path only, ``mov.pred %p, 0`` … ``@!%p bra`` … ``mov.pred %p, -1``: the value at the join
     differs per lane, Kennedy-Allen's divergence by sync dependence), and, to a fixed point, every definition that
-    reads one of them (cached on ``ctx``)."""
+    reads one of them (cached on ``ctx``).
+
+    A full-warp exchange (``_warp_reduction_operands``: a ``vote.sync`` ballot, ``redux.sync``, ``shfl.sync.idx``
+    from a source lane that is one value for the CTA) of values that are the same in lane ``l`` of every warp
+    (``_warp_specific``: built from launch data and the lane index only, CUTLASS's grouped-GEMM scheduler, where
+    lane ``l`` reads group ``l``'s problem shape and a ballot picks the group of the tile) gives one value for the
+    whole CTA: it and what reads it are not divergent for that."""
     cached: frozenset[int] | None = ctx.__dict__.get("_divergent_defs")
     if cached is not None:
         return cached
@@ -343,7 +417,7 @@ def divergent_defs(ctx: "FunctionContext") -> frozenset[int]:
     insts = ctx.function.instructions
     blocks = ctx.cfg.blocks
     deps = control_dependences(ctx)
-    out: set[int] = {d for d, _ in va.nonuniform_defs()}
+    nonuniform = {d for d, _ in va.nonuniform_defs()}
     readers: dict[str, list[int]] = {}
     for inst in insts:
         if va.defined_by(inst.index):
@@ -351,7 +425,15 @@ def divergent_defs(ctx: "FunctionContext") -> frozenset[int]:
                 readers.setdefault(r.name, []).append(inst.index)
     multi = {inst.index for inst in insts for r in va.defined_by(inst.index) if not va.has_one_def(r.name)}
 
-    def under_divergent_branch(idx: int) -> bool:
+    def inputs(idx: int) -> set[int]:
+        inst = insts[idx]
+        return {d for r in used_regs(inst) for d in va.reaching_defs(inst, r.name)}
+
+    # the per-thread sources: non-uniform definitions that read no non-uniform definition
+    sources = {d for d in nonuniform if not inputs(d) & nonuniform}
+    exchanges = {i.index: got for i in insts if (got := _warp_reduction_operands(ctx, i)) is not None}
+
+    def under_divergent_branch(idx: int, divergent: set[int]) -> bool:
         seen: set[int] = set()
         work = list(deps.get(ctx.cfg.block_of[idx], ()))
         while work:
@@ -362,27 +444,51 @@ def divergent_defs(ctx: "FunctionContext") -> frozenset[int]:
             last = blocks[b].instructions[-1]
             g = last.guard
             if g is not None and (g.reg.name.startswith("%tid") or any(
-                    d in out for d in va.reaching_defs(last, g.reg.name))):
+                    d in divergent for d in va.reaching_defs(last, g.reg.name))):
                 return True
             work.extend(deps.get(b, ()))
         return False
 
-    changed = True
-    while changed:
-        changed = False
-        for idx in sorted(multi - out):
-            if under_divergent_branch(idx):
-                out.add(idx)
-                changed = True
-        work = list(out)
-        while work:
-            d = work.pop()
-            for r in va.defined_by(d):
-                for u in readers.get(r.name, ()):
-                    if u not in out and d in va.reaching_defs(insts[u], r.name):
-                        out.add(u)
-                        work.append(u)
-                        changed = True
+    def closure(seeds: set[int], blocked: set[int], stops: Callable[[int], bool]) -> set[int]:
+        """``seeds`` and, to a fixed point, the readers of a member (but ``blocked`` ones and those ``stops``
+        accepts) and the definitions of ``multi`` under a branch whose guard reads a member."""
+        out = set(seeds)
+        changed = True
+        while changed:
+            changed = False
+            for idx in sorted(multi - out - blocked):
+                if under_divergent_branch(idx, out):
+                    out.add(idx)
+                    changed = True
+            work = list(out)
+            while work:
+                d = work.pop()
+                for r in va.defined_by(d):
+                    for u in readers.get(r.name, ()):
+                        if u not in out and u not in blocked and not stops(u) \
+                                and d in va.reaching_defs(insts[u], r.name):
+                            out.add(u)
+                            work.append(u)
+                            changed = True
+        return out
+
+    source_lanes = {x: [lane] for x, (_, lane) in exchanges.items() if lane is not None}
+    reductions: set[int] = set()
+    if exchanges:
+        # warp-specific: may differ between lane l of one warp and lane l of another (the warp index, per-thread
+        # results of atomics or barriers); a lane index and what launch data it selects are not
+        seeds_w = {d for d in sources - set(exchanges) if not _moves_sreg(insts[d], _LANE_SREGS)}
+        warp_specific = closure(seeds_w, set(), lambda u: _lane_mask_of_tid(ctx, insts[u]))
+        reductions = {x for x, (vals, _) in exchanges.items()
+                      if x not in warp_specific and not _operand_defs(ctx, insts[x], vals) & warp_specific}
+    while True:
+        out = closure(sources - reductions, reductions, lambda u: False)
+        # a shfl's source lane must be one value for the CTA as well (greatest fixed point: a lane picked by a
+        # ballot of the same kind)
+        keep = {x for x in reductions if not _operand_defs(ctx, insts[x], source_lanes.get(x, [])) & out}
+        if keep == reductions:
+            break
+        reductions = keep
     hit = ctx.__dict__["_divergent_defs"] = frozenset(out)
     return hit
 

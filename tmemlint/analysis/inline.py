@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from tmemlint.analysis.calls import call_args, call_rets, call_target
 from tmemlint.analysis.values import defined_regs
 from tmemlint.ir import Address, Function, Guard, Imm, Instruction, Module, NotReg, Operand, ParenList, Reg, \
-    RegPair, Span, Sym, Vec
+    RegPair, Span, Sym, Variable, Vec
 
 #: Instructions added to one kernel by inline expansion, at most (beyond it, further calls stay calls).
 MAX_INLINED = 20000
@@ -174,7 +174,7 @@ def _callee_ret_names(callee: Function, own: set[str]) -> list[str]:
 class _Renamer:
     """Renames one expanded copy's registers and labels apart from the caller's (suffix ``$inl<k>``)."""
 
-    def __init__(self, callee: Function, k: int):
+    def __init__(self, callee: Function, k: int) -> None:
         self.suffix = f"$inl{k}"
         self.regs: set[str] = set()
         for i in callee.instructions:
@@ -187,23 +187,23 @@ class _Renamer:
             | set(callee.branch_targets)
 
     def _collect(self, o: Operand) -> None:
-        t = type(o)
-        if t is Reg:
-            if not o.name.startswith(_SPECIAL):
-                self.regs.add(o.name)
-        elif t is Vec or t is ParenList:
-            for x in o.items:
-                self._collect(x)
-        elif t is Address:
-            if o.base is not None:
-                self._collect(o.base)
-            if o.coords is not None:
-                self._collect(o.coords)
-        elif t is NotReg:
-            self._collect(o.reg)
-        elif t is RegPair:
-            self._collect(o.first)
-            self._collect(o.second)
+        match o:
+            case Reg(name):
+                if not name.startswith(_SPECIAL):
+                    self.regs.add(name)
+            case Vec(items) | ParenList(items):
+                for x in items:
+                    self._collect(x)
+            case Address(base, _, coords):
+                if base is not None:
+                    self._collect(base)
+                if coords is not None:
+                    self._collect(coords)
+            case NotReg(reg):
+                self._collect(reg)
+            case RegPair(first, second):
+                self._collect(first)
+                self._collect(second)
 
     def reg(self, r: Reg) -> Reg:
         return Reg(r.name + self.suffix) if r.name in self.regs else r
@@ -211,24 +211,30 @@ class _Renamer:
     def label(self, name: str) -> str:
         return name + self.suffix if name in self.labels else name
 
+    def sym(self, s: Sym) -> Sym:
+        """``s`` renamed when it names one of the callee's labels (a branch target), else ``s``."""
+        return Sym(self.label(s.name), s.offset) if s.name in self.labels else s
+
+    def reg_or_sym(self, o: Reg | Sym) -> Reg | Sym:
+        return self.reg(o) if isinstance(o, Reg) else self.sym(o)
+
     def operand(self, o: Operand) -> Operand:
-        t = type(o)
-        if t is Reg:
-            return self.reg(o)
-        if t is Sym:
-            return Sym(self.label(o.name), o.offset) if o.name in self.labels else o
-        if t is Vec:
-            return Vec(tuple(self.operand(x) for x in o.items))
-        if t is ParenList:
-            return ParenList(tuple(self.operand(x) for x in o.items))
-        if t is Address:
-            base = self.operand(o.base) if o.base is not None else None
-            coords = self.operand(o.coords) if o.coords is not None else None
-            return Address(base, o.offset, coords)  # type: ignore[arg-type]
-        if t is NotReg:
-            return NotReg(self.reg(o.reg))
-        if t is RegPair:
-            return RegPair(self.operand(o.first), self.operand(o.second))  # type: ignore[arg-type]
+        match o:
+            case Reg():
+                return self.reg(o)
+            case Sym():
+                return self.sym(o)
+            case Vec(items):
+                return Vec(tuple(self.operand(x) for x in items))
+            case ParenList(items):
+                return ParenList(tuple(self.operand(x) for x in items))
+            case Address(base, offset, coords):
+                return Address(self.reg_or_sym(base) if base is not None else None, offset,
+                               self.operand(coords) if coords is not None else None)
+            case NotReg(reg):
+                return NotReg(self.reg(reg))
+            case RegPair(first, second):
+                return RegPair(self.reg_or_sym(first), self.reg_or_sym(second))
         return o
 
 
@@ -248,7 +254,7 @@ def _param_type(inst: Instruction) -> str | None:
 class _Expander:
     """Builds the expanded instruction list of one kernel."""
 
-    def __init__(self, module: Module, relevant: set[str]):
+    def __init__(self, module: Module, relevant: set[str]) -> None:
         self.funcs = {f.name: f for f in module.functions if f.has_body and not f.is_entry}
         self.relevant = relevant
         self.count = 0
@@ -257,7 +263,7 @@ class _Expander:
         self.labels: dict[str, int] = {}
         self.label_spans: dict[str, Span] = {}
         self.branch_targets: dict[str, tuple[str, ...]] = {}
-        self.variables: dict = {}
+        self.variables: dict[str, Variable] = {}
         self.expanded = False
         #: expanded instruction index -> the calls it was expanded from, outermost first
         self.sites: dict[int, tuple[CallSite, ...]] = {}
@@ -315,15 +321,16 @@ class _Expander:
             if v.space != "param":
                 return False  # a callee's own .local / .shared variables: not carried (rare in nvcc output)
         # the caller's ld.param of the result is replaced by the callee's mov into the same registers
-        if binding.rets:
-            rname = call_rets(call)[0].name  # type: ignore[union-attr]
+        ret = call_rets(call)[0] if binding.rets else None  # a Sym: ``_binding`` checked it
+        if isinstance(ret, Sym):
             for j in range(idx + 1, len(insts)):
                 i = insts[j]
                 if i.op == "call":
                     break
-                if i.op == "ld" and i.has("param") and type(i.operands[1]) is Address \
-                        and type(i.operands[1].base) is Sym and i.operands[1].base.name == rname:  # type: ignore[union-attr]
-                    skip.add(j)
+                if i.op == "ld" and i.has("param"):
+                    src = i.operands[1]
+                    if isinstance(src, Address) and isinstance(src.base, Sym) and src.base.name == ret.name:
+                        skip.add(j)
         self.count += 1
         self.added += len(callee.instructions)
         self.expanded = True

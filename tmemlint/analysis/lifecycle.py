@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, cast
 from tmemlint.analysis.calls import BoundOracle, CalleeInfo, call_binding, lifecycle_calls, portable_facts
 from tmemlint.analysis.paths import Branches, BudgetExceeded, ExitState, FactKey, Facts, Observe, PropertySimulation
 from tmemlint.analysis.tmem import Slot, first_operand_value
-from tmemlint.analysis.values import TOP, ValueAnalysis
+from tmemlint.analysis.values import TOP, Value, ValueAnalysis
 from tmemlint.analysis.threads import WarpClass, cross_warp_facts, is_lane_fact, kleene, normalize, undecidable_pair
 from tmemlint.ir import Instruction
 
@@ -49,9 +49,9 @@ Token = tuple[str, Any]
 instruction index)``, ``("last", columns)``."""
 Prop = frozenset[Token]
 """The property of the lifecycle simulation: what one thread holds, freed and relinquished."""
-Binding = dict[str, object]
+Binding = dict[str, Value]
 """A callee's parameter names → the caller's argument values (``calls.call_binding``)."""
-BindingKey = tuple[tuple[str, object], ...]
+BindingKey = tuple[tuple[str, Value], ...]
 CalleeAlloc = tuple[Instruction, Instruction, "int | None"]
 """``(alloc instruction in a callee, the call in the analysed function that led to it, its column count or None)``."""
 CallOutcome = "Prop | list[tuple[Prop, Facts]]"
@@ -192,8 +192,7 @@ class Lifecycle:
             return _unknown_call(prop)
         binding: Binding = call_binding(va, inst, callee.function) if callee.function.params else {}
         if oracle is not None:  # a call inside a callee: its arguments in the outermost caller's terms
-            # BoundOracle.substitute (analysis/calls.py) is not typed yet: value → value
-            binding = {k: (oracle.substitute(v) if v is not TOP else v)  # type: ignore[no-untyped-call]
+            binding = {k: (oracle.substitute(v) if v is not TOP else v)
                        for k, v in binding.items()}
         infacts: Facts = portable_facts(facts)
         bkey: BindingKey = tuple(sorted(binding.items(), key=lambda kv: kv[0]))

@@ -29,17 +29,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, Any, cast
 
 from tmemlint.analysis.control import on_cycle
 from tmemlint.analysis.lifecycle import consistent_choice_facts
+from tmemlint.analysis.paths import identity_transfer
 from tmemlint.analysis.sync import WARP_COLLECTIVE, tmem_operand_indices
 from tmemlint.analysis.threads import cross_warp_facts, is_lane_fact, undecidable_pair
-from tmemlint.analysis.values import TOP
-from tmemlint.ir import Address, Instruction
+from tmemlint.analysis.threads import Facts
+from tmemlint.analysis.values import TOP, Value, ValueAnalysis, defined_regs
+from tmemlint.ir import Address, Instruction, Reg
 
 if TYPE_CHECKING:  # pragma: no cover
+    from tmemlint.analysis.context import AnalysisContext
     from tmemlint.analysis.threads import WarpClass
+
+#: Per observed instruction index and CTA-uniform fact set of the paths reaching it: a count (``_Counts``).
+_PerFacts = dict[int, dict[Facts, int]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +56,7 @@ class BarrierKey:
     known) or ``"cluster"``."""
 
     kind: str
-    ident: object = None
+    ident: Any = None
 
     @property
     def exact(self) -> bool:
@@ -83,13 +90,13 @@ class SyncSite:
     waits: bool
 
 
-def _mbar_key(values, inst: Instruction) -> BarrierKey:
+def _mbar_key(values: ValueAnalysis, inst: Instruction) -> BarrierKey:
     addr = next((o for o in inst.operands if type(o) is Address), None)
     v = values.value(inst, addr) if addr is not None else TOP
     return _key_of(v)
 
 
-def _key_of(v) -> BarrierKey:
+def _key_of(v: Value) -> BarrierKey:
     """The mbarrier key of shared-memory address value ``v``."""
     if v is not TOP and v[0] == "sym":
         return BarrierKey("mbar", (v[1], v[2]))
@@ -98,7 +105,7 @@ def _key_of(v) -> BarrierKey:
     return BarrierKey("mbar", None)
 
 
-def sync_site(values, inst: Instruction) -> SyncSite | None:
+def sync_site(values: ValueAnalysis, inst: Instruction) -> SyncSite | None:
     """The barrier effect of ``inst`` (PTX ISA §9.7.13.1, §9.7.13.4, §9.7.13.15, §9.7.16.8.4), or None."""
     op, parts = inst.op, inst.parts
     if op in ("bar", "barrier"):
@@ -117,11 +124,53 @@ def sync_site(values, inst: Instruction) -> SyncSite | None:
         if parts[1].startswith("arrive"):
             return SyncSite(_mbar_key(values, inst), True, False)
         if parts[1] in ("try_wait", "test_wait"):
+            if not wait_result_tested(values, inst):
+                return None  # its result never decides anything: the thread goes on whether the phase completed
             return SyncSite(_mbar_key(values, inst), False, True)
         return None
     if inst.family == "tcgen05.commit" or (op == "cp" and "mbarrier" in parts and "arrive" in parts):
         return SyncSite(_mbar_key(values, inst), True, False)
     return None
+
+
+#: Opcodes that decide control flow from a predicate or register they read (a retry loop's ``@!%p bra WAIT``, a
+#: ``@!%p trap``): a wait result that reaches one of them is tested.
+_CONTROL = {"bra", "brx", "ret", "exit", "trap", "call"}
+
+#: Def-use steps followed from a wait's result before it is taken as tested.
+_MAX_TEST_STEPS = 256
+
+
+def wait_result_tested(values: ValueAnalysis, inst: Instruction) -> bool:
+    """Whether the result of ``mbarrier.try_wait`` / ``test_wait`` ``inst`` may decide what the thread does next:
+    PTX ISA §9.7.13.15.16: ``test_wait`` does not block and ``try_wait`` returns False when its time limit elapses
+    before the phase completes, so either acquires the phase only where the program goes on by its result being
+    True (the retry loop ``@!%p bra WAIT``, a ``selp``/``setp`` of it then a branch, a loop exit on it).  Follows
+    the def-use chains from the result register through instructions that compute registers; True when a chain
+    reaches a control instruction (``_CONTROL``) or leaves the registers (a store, an instruction with no
+    register result, a call), or the walk passes ``_MAX_TEST_STEPS`` (kept as a wait: the safe side for the
+    rules, which then see the wait they expect); False only when every use of the result only computes registers
+    none of which is ever tested, or there is none."""
+    if not inst.operands or type(inst.operands[0]) is not Reg:
+        return True
+    work = [(inst.index, inst.operands[0].name)]
+    seen: set[tuple[int, str]] = set()
+    steps = 0
+    while work:
+        d, name = work.pop()
+        if (d, name) in seen:
+            continue
+        seen.add((d, name))
+        for u in values.uses_of(d, name):
+            steps += 1
+            if steps > _MAX_TEST_STEPS:
+                return True
+            user = values.insts[u]
+            defs = defined_regs(user)
+            if user.op in _CONTROL or not defs:
+                return True
+            work.extend((u, r.name) for r in defs)
+    return False
 
 
 def _is_release(inst: Instruction, site: SyncSite) -> bool:
@@ -145,7 +194,17 @@ _MAX_LANE_STATES = 64
 _MAX_FACT_SETS = 32
 
 #: The fact set of the entry that stands for every path past ``_MAX_FACT_SETS``.
-_ANY_PATH: frozenset = frozenset()
+_ANY_PATH: Facts = frozenset()
+
+#: The barrier keys some lane arrives on after an anchor, with the CTA-uniform facts of the paths (``releases_after``).
+_KeysOnPath = tuple[frozenset[BarrierKey], Facts]
+
+#: An exit state of ``releases_after``: (its CTA-uniform facts, its thread-predicate facts, the keys arrived on).
+_LaneState = tuple[Facts, Facts, frozenset[BarrierKey]]
+
+#: ``released_before``'s path state: (TMEM accesses since the latest wait, {(release index, the accesses it hands
+#: back)}).
+_Handed = tuple[frozenset[int], frozenset[tuple[int, frozenset[int]]]]
 
 #: Opcodes whose instructions are observed by the simulations (the instructions rules ask about).
 _OBSERVED = {"ld", "ldu", "st", "tcgen05", "bar", "barrier", "mbarrier", "call", "ret", "exit", "atom", "red", "cp"}
@@ -157,14 +216,14 @@ class _Counts:
     paths reaching it: the fewest waits on the key, and the most arrivals (both capped at ``MANY``).  Past
     ``_MAX_FACT_SETS`` fact sets an instruction keeps one entry under the empty fact set (any path)."""
 
-    waits: dict[int, dict]
-    arrivals: dict[int, dict]
+    waits: _PerFacts
+    arrivals: _PerFacts
     #: per observed instruction and fact set, the most waits of any thread of the class: what a warp-collective
     #: (``.sync.aligned``) instruction is ordered after, since every lane of the warp reaches it together
-    lane_waits: dict[int, dict] = None  # type: ignore[assignment]
+    lane_waits: _PerFacts
 
 
-def peer_arrive_key(values, inst: Instruction) -> BarrierKey | None:
+def peer_arrive_key(values: ValueAnalysis, inst: Instruction) -> BarrierKey | None:
     """The local mbarrier whose counterpart in a peer CTA ``inst`` arrives on: an ``mbarrier.arrive`` (or
     ``tcgen05.commit … .multicast::cluster``) whose address is ``mapa`` of a local address (PTX ISA §9.7.9.22:
     the same variable in CTA ``r`` of the cluster).  A kernel whose CTAs run the same code receives, on its own
@@ -239,22 +298,30 @@ class SyncModel:
 
     ``ctx`` is a ``FunctionContext`` (its ``values`` and ``simulate``)."""
 
-    def __init__(self, ctx):
+    def __init__(self, ctx: "AnalysisContext") -> None:
         self.ctx = ctx
         self._sites: dict[int, SyncSite | None] = {}
-        self._facts_at: dict[int, tuple] = {}  # class id -> (class, {instruction index: fact sets})
-        self._counts: dict[tuple, tuple] = {}
-        self._releases: dict[tuple, tuple] = {}
-        self._transitive: dict[tuple, bool] = {}
-        self._agreement: dict[tuple, bool] = {}
-        self._uniform_facts: dict[frozenset, frozenset] = {}
-        self._undecidable: dict[tuple[frozenset, frozenset], bool] = {}
-        self._key_order: dict[frozenset, tuple[BarrierKey, ...]] = {}
-        self._ordered: dict[tuple, bool | None] = {}
-        self._released: dict[int, tuple] = {}  # class id -> (class, {instruction index: releases})
+        # class id -> (class, {instruction index: fact sets})
+        self._facts_at: dict[int, tuple[WarpClass, dict[int, set[Facts] | None]]] = {}
+        self._counts: dict[tuple[int, BarrierKey], tuple[WarpClass, _Counts]] = {}
+        # (class id, the key's sites) -> (class, _Counts): ``_count``
+        self._counts_alike: dict[tuple[int, frozenset[tuple[int, bool]]], tuple[WarpClass, _Counts]] = {}
+        self._releases: dict[tuple[int, tuple[int, ...], bool, bool],
+                             tuple[WarpClass, dict[int, list[_KeysOnPath]]]] = {}
+        self._transitive: dict[tuple[Any, ...], bool | None] = {}
+        self._agreement: dict[tuple[Facts, ...], bool] = {}
+        self._uniform_facts: dict[Facts, Facts] = {}
+        self._undecidable: dict[tuple[Facts, Facts], bool] = {}
+        self._lane_free: dict[Facts, Facts] = {}
+        self._key_order: dict[frozenset[BarrierKey], tuple[BarrierKey, ...]] = {}
+        self._ordered: dict[tuple[Any, ...], bool | None] = {}
+        # class id -> (class, {instruction index: releases})
+        self._released: dict[int, tuple[WarpClass, dict[int, tuple[Release, ...]]]] = {}
         self._overfull: dict[object, bool] = {}  # barrier id -> more threads take part than its thread count
+        self._waits_since: dict[tuple[int, BarrierKey],
+                                tuple[WarpClass, dict[int, frozenset[frozenset[BarrierKey]]]]] = {}
 
-    def _uniform(self, facts: frozenset) -> frozenset:
+    def _uniform(self, facts: Facts) -> Facts:
         """The CTA-uniform facts of a path in cross-warp form (``threads.cross_warp_facts``), memoised."""
         hit = self._uniform_facts.get(facts)
         if hit is None:
@@ -262,7 +329,7 @@ class SyncModel:
                 self.ctx.values, frozenset(f for f in facts if not is_lane_fact(f[0])))
         return hit
 
-    def _agree(self, *fact_sets: frozenset) -> bool:
+    def _agree(self, *fact_sets: Facts) -> bool:
         """``consistent_choice_facts`` memoised: the same few fact sets are compared again for every pair of
         instructions asked about."""
         hit = self._agreement.get(fact_sets)
@@ -270,7 +337,7 @@ class SyncModel:
             hit = self._agreement[fact_sets] = consistent_choice_facts(list(fact_sets))
         return hit
 
-    def _undecidable_pair(self, f1: frozenset, f2: frozenset) -> bool:
+    def _undecidable_pair(self, f1: Facts, f2: Facts) -> bool:
         """``threads.undecidable_pair`` memoised: the same pairs of path facts are asked about for every barrier
         key and every pair of instructions."""
         hit = self._undecidable.get((f1, f2))
@@ -278,7 +345,15 @@ class SyncModel:
             hit = self._undecidable[(f1, f2)] = undecidable_pair(f1, f2)
         return hit
 
-    def _in_order(self, keys: frozenset) -> tuple[BarrierKey, ...]:
+    def _without_lane_facts(self, facts: Facts) -> Facts:
+        """``facts`` less its lane facts (``threads.is_lane_fact``), memoised per fact set (``_direct`` strips the
+        same few reaching fact sets for every pair of instructions asked about)."""
+        hit = self._lane_free.get(facts)
+        if hit is None:
+            hit = self._lane_free[facts] = frozenset(f for f in facts if not is_lane_fact(f[0]))
+        return hit
+
+    def _in_order(self, keys: frozenset[BarrierKey]) -> tuple[BarrierKey, ...]:
         """The barrier keys ``keys`` in a fixed order (by ``repr``), memoised per key set."""
         hit = self._key_order.get(keys)
         if hit is None:
@@ -308,8 +383,8 @@ class SyncModel:
         if hit is not None:
             return hit
         self._overfull[ident] = False  # while computing (the class simulations below do not read sites)
-        insts = []
-        counts: set = set()
+        insts: list[Instruction] = []
+        counts: set[int] = set()
         for i in self.ctx.function.instructions:
             if i.op not in ("bar", "barrier") or len(i.parts) < 2 or i.parts[1] in ("cluster", "warp", "red"):
                 continue
@@ -360,11 +435,21 @@ class SyncModel:
         hit = self._counts.get((id(klass), key))
         if hit is not None and hit[0] is klass:
             return hit[1]
-        waits: dict[int, dict] = {}
-        arrivals: dict[int, dict] = {}
-        most: dict[int, dict] = {}
+        # ``transfer`` below depends on ``key`` only through the sites that may alias it (those that arrive or
+        # wait) and, for a wait, whether it is ``key`` itself: two keys alike at every instruction the class may
+        # execute count alike (one simulation)
+        sig = (id(klass), frozenset((i.index, s.waits and s.key == key) for i, s in self._sited
+                                    if (s.arrives or s.waits) and s.key.may_alias(key)
+                                    and (i.op not in _OBSERVED or self.executes(klass, i))))
+        hit = self._counts_alike.get(sig)
+        if hit is not None and hit[0] is klass:
+            self._counts[(id(klass), key)] = hit
+            return hit[1]
+        waits: _PerFacts = {}
+        arrivals: _PerFacts = {}
+        most: _PerFacts = {}
 
-        def transfer(prop, inst):
+        def transfer(prop: tuple[int, int], inst: Instruction) -> tuple[int, int]:
             s = self.site(inst)
             if s is None or not s.key.may_alias(key):
                 return prop
@@ -375,7 +460,8 @@ class SyncModel:
 
         uniform_of = self._uniform_facts
 
-        def observe(_k, prop, inst, facts):
+        def observe(_k: "WarpClass", prop: Any, inst: Instruction, facts: Facts) -> None:
+            # ``prop``: (arrivals, waits) of ``transfer``
             # called for every observed instruction of every state: the memo of ``_uniform`` is read inline, and
             # a first entry is the property's own counts (waits and arrivals are capped at ``MANY``, never below 0)
             i = inst.index
@@ -408,29 +494,34 @@ class SyncModel:
                     hi[uniform] = prop[1]
 
         self.ctx.simulate(transfer, (0, 0), observe, classes=[klass], relevant=self._relevant)
-        c = _Counts(waits, arrivals, most)
-        self._counts[(id(klass), key)] = (klass, c)
+        c = _Counts(waits, arrivals, lane_waits=most)
+        self._counts[(id(klass), key)] = self._counts_alike[sig] = (klass, c)
         return c
 
-    def _reaching_facts(self, klass: "WarpClass") -> dict[int, set | None]:
+    @cached_property
+    def _sited(self) -> tuple[tuple[Instruction, SyncSite], ...]:
+        """The instructions with a ``site``, with it (``_count``'s signature of a key)."""
+        return tuple((i, s) for i in self.ctx.function.instructions if (s := self.site(i)) is not None)
+
+    def _reaching_facts(self, klass: "WarpClass") -> dict[int, set[Facts] | None]:
         """Observed instruction index → the branch-fact sets of the states of ``klass`` that reach it (None: more
         than ``_MAX_FACT_SETS`` of them, taken as unknown)."""
         hit = self._facts_at.get(id(klass))
         if hit is None or hit[0] is not klass:
-            seen: dict[int, set | None] = {}
+            seen: dict[int, set[Facts] | None] = {}
 
-            def observe(_k, _p, inst, facts):
+            def observe(_k: "WarpClass", _p: Hashable, inst: Instruction, facts: Facts) -> None:
                 got = seen.setdefault(inst.index, set())
                 if got is not None:
                     got.add(cross_warp_facts(self.ctx.values, facts))
                     if len(got) > _MAX_FACT_SETS:
                         seen[inst.index] = None
 
-            self.ctx.simulate(lambda p, i: p, None, observe, classes=[klass], relevant=self._relevant)
+            self.ctx.simulate(identity_transfer, None, observe, classes=[klass], relevant=self._relevant)
             hit = self._facts_at[id(klass)] = (klass, seen)
         return hit[1]
 
-    def fact_sets(self, klass: "WarpClass", inst: Instruction) -> set | None:
+    def fact_sets(self, klass: "WarpClass", inst: Instruction) -> set[Facts] | None:
         """The branch-fact sets (cross-warp form) of the paths of ``klass`` that reach ``inst`` (an instruction of an
         observed opcode): empty when none does, None when there are more than ``_MAX_FACT_SETS`` of them."""
         return self._reaching_facts(klass).get(inst.index, set())
@@ -440,7 +531,7 @@ class SyncModel:
         return inst.index in self._reaching_facts(klass)
 
     def releases_after(self, klass: "WarpClass", anchors: tuple[Instruction, ...],
-                       grouped: bool = False, completion: bool = False) -> dict[int, list]:
+                       grouped: bool = False, completion: bool = False) -> dict[int, list[_KeysOnPath]]:
         """For each anchor instruction (by index) that ``klass`` may execute: ``[(keys, facts)]``, one entry per
         CTA-uniform set of branch facts of the class's paths through the anchor to an exit: the keys some lane of
         the warp arrives on after the anchor's latest execution.  ``grouped``: the anchors are one group, reported
@@ -454,7 +545,8 @@ class SyncModel:
         group = anchors[0].index if grouped and anchors else None
         idx = {a.index: (group if grouped else a.index) for a in anchors}
 
-        def transfer(prop, inst):
+        def transfer(prop: frozenset[tuple[int | None, frozenset[BarrierKey]]],
+                     inst: Instruction) -> frozenset[tuple[int | None, frozenset[BarrierKey]]]:
             s = self.site(inst)
             if s is not None and s.arrives and prop and (not completion or inst.family == "tcgen05.commit"):
                 prop = frozenset((a, ks | {s.key}) for a, ks in prop)
@@ -465,13 +557,14 @@ class SyncModel:
 
         # one entry per CTA-uniform path: exit states that differ only in thread-predicate facts are lanes of one
         # warp (an mbarrier arrive by lane 0 alone is the warp's arrival), so their keys are united
-        merged: dict[int, dict[frozenset, frozenset]] = {}
-        states: dict[int, list] = {}  # anchor -> [(uniform facts, thread-predicate facts, keys)] of the exit states
+        merged: dict[int, dict[Facts, frozenset[BarrierKey]]] = {}
+        states: dict[int, list[_LaneState]] = {}  # anchor -> its exit states
         for _k, exits in self.ctx.simulate(transfer, frozenset(), classes=[klass], relevant=self._relevant):
             for ex in exits:
                 uniform = self._uniform(ex.facts)
                 lane = frozenset(f for f in ex.facts if is_lane_fact(f[0]))
-                for a, ks in ex.prop:
+                path = cast("frozenset[tuple[int, frozenset[BarrierKey]]]", ex.prop)
+                for a, ks in path:
                     per = merged.setdefault(a, {})
                     per[uniform] = per.get(uniform, frozenset()) | ks
                     states.setdefault(a, []).append((uniform, lane, ks))
@@ -483,7 +576,7 @@ class SyncModel:
         self._releases[cache_key] = (klass, out)
         return out
 
-    def _every_lane_keys(self, uniform: frozenset, states: list) -> frozenset:
+    def _every_lane_keys(self, uniform: Facts, states: list[_LaneState]) -> frozenset[BarrierKey]:
         """The keys the warp arrives on in every CTA-uniform situation that agrees with ``uniform``, from the lanes:
         each lane ends in one of the exit ``states`` whose uniform facts agree with ``uniform`` and whose
         thread-predicate facts do not contradict its own, so it arrives on the keys all of those have in common;
@@ -491,10 +584,10 @@ class SyncModel:
         states (``lane == 0``, ``lane != 0``).  This finds lane 0's arrival for the path where the other lanes'
         exit states were joined (the simulation intersects the facts of states with equal properties: the other
         lanes' zero-trip and looping paths of the MMA warp's loop, whose uniform facts are then those of neither)."""
-        out: frozenset = frozenset()
+        out: frozenset[BarrierKey] = frozenset()
         for sig in {lane for _, lane, _ in states}:
             want = dict(sig)
-            common = None
+            common: frozenset[BarrierKey] | None = None
             for u, lane, ks in states:
                 if any(want.get(k, v) != v for k, v in lane) or not self._agree(u, uniform):
                     continue
@@ -539,12 +632,29 @@ class SyncModel:
         waited = tuple(k for k in released if waits.get(k, 0) > 0)
         missing = None
         if verdict is False:
-            missing = "release" if not released else "wait" if not waited else "phase"
+            missing = "release" if not released else "wait" if self._skips_every_wait(kb, b, released) else "phase"
         return Ordering(verdict, tuple(released), waited, missing)
 
-    def _count_waits_before(self, kb: "WarpClass", b: Instruction, keys: list[BarrierKey]) -> dict:
+    def _skips_every_wait(self, kb: "WarpClass", b: Instruction, keys: list[BarrierKey]) -> bool:
+        """Whether some path of ``kb`` reaches ``b`` without waiting on any of ``keys`` (``b``'s own wait
+        included): the missing edge of that path is the wait, whatever the other paths do (``Ordering.missing``
+        names the edge the unordered pair of paths lacks, not the union over paths).  Paths are told apart by
+        their CTA-uniform fact sets (``_Counts.waits``: the fewest waits per fact set); a fact set one key's
+        simulation did not keep (past ``_MAX_FACT_SETS``) counts as waiting on that key."""
+        sb = self.site(b)
+        tables = []
+        for k in keys:
+            if sb is not None and sb.waits and sb.key.may_alias(k):
+                return False  # b itself waits on k on every path
+            tables.append(self._count(kb, k).waits.get(b.index, {}))
+        paths = {f for t in tables for f in t}
+        if not paths:
+            return True
+        return any(all(t.get(f, 1) == 0 for t in tables) for f in paths)
+
+    def _count_waits_before(self, kb: "WarpClass", b: Instruction, keys: list[BarrierKey]) -> dict[BarrierKey, int]:
         """The most waits of ``kb`` on each of ``keys`` before ``b`` over its paths (``b``'s own wait included)."""
-        out = {}
+        out: dict[BarrierKey, int] = {}
         sb = self.site(b)
         for k in keys:
             done = 1 if sb is not None and sb.waits and sb.key.may_alias(k) else 0
@@ -563,9 +673,9 @@ class SyncModel:
         want = {o.index for o in ops}
         verdicts: set[bool] = set()
 
-        pending: frozenset = frozenset()
+        pending: frozenset[BarrierKey] = frozenset()
 
-        def transfer(prop, i):
+        def transfer(prop: frozenset[BarrierKey] | None, i: Instruction) -> frozenset[BarrierKey] | None:
             if i.index in want:
                 return pending
             if prop is None:
@@ -579,7 +689,7 @@ class SyncModel:
                 return None  # complete: as if nothing were pending
             return prop
 
-        def observe(_k, prop, i, _facts):
+        def observe(_k: "WarpClass", prop: Hashable, i: Instruction, _facts: Facts) -> None:
             if i.index == b.index and prop is not None:
                 verdicts.add(False)
             elif i.index == b.index:
@@ -602,11 +712,11 @@ class SyncModel:
         execute ``inst``."""
         hit = self._released.get(id(klass))
         if hit is None or hit[0] is not klass:
-            seen: dict[int, dict[int, frozenset]] = {}
+            seen: dict[int, dict[int, frozenset[int]]] = {}
             insts = self.ctx.function.instructions
-            empty: frozenset = frozenset()
+            empty: frozenset[Any] = frozenset()
 
-            def transfer(prop, i):
+            def transfer(prop: _Handed, i: Instruction) -> _Handed:
                 # (TMEM accesses since the latest wait, {(release index, the accesses it hands back)})
                 touched, released = prop
                 if i.op == "tcgen05" and i.index in self._tmem_users:
@@ -620,18 +730,24 @@ class SyncModel:
                     return touched, released | {(i.index, touched)}
                 return prop
 
-            def observe(_k, prop, i, _facts):
+            def observe(_k: "WarpClass", prop: Any, i: Instruction, _facts: Facts) -> None:  # prop: _Handed
                 if prop[1]:
                     at = seen.setdefault(i.index, {})
                     for r, handed in prop[1]:
                         at[r] = at.get(r, empty) | handed
 
             self.ctx.simulate(transfer, (empty, empty), observe, classes=[klass], relevant=self._relevant)
-            table = {i: tuple(Release(insts[r], self.site(insts[r]).key, tuple(insts[h] for h in sorted(at[r])))
+            table = {i: tuple(Release(insts[r], self._site_key(insts[r]), tuple(insts[h] for h in sorted(at[r])))
                               for r in sorted(at))
                      for i, at in seen.items()}
             hit = self._released[id(klass)] = (klass, table)
         return hit[1].get(inst.index, ())
+
+    def _site_key(self, inst: Instruction) -> BarrierKey:
+        """The barrier key of ``inst``, an instruction with a sync site."""
+        s = self.site(inst)
+        assert s is not None
+        return s.key
 
     @cached_property
     def _tmem_users(self) -> frozenset[int]:
@@ -639,16 +755,17 @@ class SyncModel:
         return frozenset(i.index for i in self.ctx.function.instructions
                          if i.op == "tcgen05" and i.family != "tcgen05.dealloc" and tmem_operand_indices(i))
 
-    def waits_since(self, klass: "WarpClass", key: BarrierKey, inst: Instruction) -> frozenset:
+    def waits_since(self, klass: "WarpClass", key: BarrierKey,
+                    inst: Instruction) -> frozenset[frozenset[BarrierKey]]:
         """For the paths of ``klass`` reaching ``inst`` that waited on an instance that may be ``key``: the sets of
         barrier instances the class waited on since its latest such wait (one set per distinct path state; a
         frozenset of frozensets, empty when no path reaching ``inst`` has waited on ``key``)."""
-        memo = self.__dict__.setdefault("_waits_since", {})
+        memo = self._waits_since
         hit = memo.get((id(klass), key))
         if hit is None or hit[0] is not klass:
-            seen: dict[int, set] = {}
+            seen: dict[int, set[frozenset[BarrierKey]]] = {}
 
-            def transfer(prop, i):
+            def transfer(prop: frozenset[BarrierKey] | None, i: Instruction) -> frozenset[BarrierKey] | None:
                 st = self.site(i)
                 if st is None or not st.waits:
                     return prop
@@ -656,7 +773,7 @@ class SyncModel:
                     return frozenset()
                 return None if prop is None else prop | {st.key}
 
-            def observe(_k, prop, i, _facts):
+            def observe(_k: "WarpClass", prop: Any, i: Instruction, _facts: Facts) -> None:
                 if prop is not None:
                     seen.setdefault(i.index, set()).add(prop)
 
@@ -724,16 +841,15 @@ class SyncModel:
                 # first, it spares the first hop where the second cannot order (hops - 1 questions never come back
                 # to a question of ``hops``, so the order of the two does not change either answer)
                 then = self.all_happen_before((w,), k2, b, kb, hops - 1)
-                if then is False:
-                    continue
+                if then is False or (then is None and result is None):
+                    continue  # once undecided, only a chain whose both hops order changes the verdict
                 first = self._direct(group, ka, w, k2, completion, phases=phases)
                 if first is False:
                     continue
                 if first and then:
                     result = True
                     break
-                if then is not False:
-                    result = None  # a chain the model cannot decide (paths chosen by each class's own data)
+                result = None  # a chain the model cannot decide (paths chosen by each class's own data)
         self._transitive[key] = result
         return result
 
@@ -756,14 +872,15 @@ class SyncModel:
             return None
         facts_b = self._reaching_facts(kb).get(b.index)
 
-        def orders(x: BarrierKey, fa: frozenset, fb: frozenset) -> bool | None:
+        def orders(x: BarrierKey, fa: Facts, fb: Facts) -> bool | None:
             """Whether ``x`` orders the paths of facts ``fa`` (``ka``) and ``fb`` (``kb``): True, False, or None
             when the only unordered path pairs are chosen by data each class computed itself."""
             sb = self.site(b)
             done = 1 if sb is not None and sb.waits and sb.key.may_alias(x) else 0  # b itself waits on x
             counts = self._count(kb, x)
             table = counts.lane_waits if b.family in WARP_COLLECTIVE else counts.waits
-            b_states = [(f, min(m + (0 if done and sb.key == x and self.passes_at_once(b, m) else done), MANY))
+            own = sb.key == x if sb is not None else False
+            b_states = [(f, min(m + (0 if done and own and self.passes_at_once(b, m) else done), MANY))
                         for f, m in table.get(b.index, {}).items() if self._agree(f, fb, fa)]
             if not b_states:
                 return False
@@ -791,7 +908,7 @@ class SyncModel:
 
         uncertain = False
         for fb in (facts_b if facts_b else (frozenset(),)):
-            fb = frozenset(f for f in fb if not is_lane_fact(f[0]))
+            fb = self._without_lane_facts(fb)
             for keys, fa in paths_a:
                 if not self._agree(fa, fb):
                     continue

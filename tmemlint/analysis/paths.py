@@ -44,6 +44,13 @@ _T = TypeVar("_T")
 DEFAULT_BUDGET = 400_000
 
 
+def identity_transfer(prop: Hashable, _inst: Instruction) -> Hashable:
+    """The transfer that never changes the property: a simulation of it only follows the paths (which branch facts
+    reach each instruction), for its observer.  One function object, so ``FunctionContext.simulate`` can tell such
+    runs apart and share them."""
+    return prop
+
+
 class BudgetExceeded(Exception):
     """The simulation needed more than its budget of block visits."""
 

@@ -94,8 +94,7 @@ class ReleaseSyncModel(SyncModel):
     them."""
 
     def __init__(self, ctx: "AnalysisContext", dropped: frozenset[int]) -> None:
-        # SyncModel.__init__ (analysis/order.py, another helper's file) is not typed yet
-        super().__init__(ctx)  # type: ignore[no-untyped-call]
+        super().__init__(ctx)
         self.dropped = dropped
 
     def site(self, inst: Instruction) -> SyncSite | None:

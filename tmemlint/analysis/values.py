@@ -53,7 +53,7 @@ TOP: Value = ("top",)
 
 # Opcodes whose first operand is not a register definition.
 _NO_DEF = {
-    "st", "red", "bar", "barrier", "bra", "brx", "ret", "exit", "trap", "brkpt", "call", "cp", "fence", "membar",
+    "st", "red", "bra", "brx", "ret", "exit", "trap", "brkpt", "call", "cp", "fence", "membar",
     "prefetch", "prefetchu", "setmaxnreg", "nanosleep", "griddepcontrol", "pmevent", "discard", "applypriority",
     "stmatrix", "tensormap", "multimem", "cp.async", "wgmma", "clusterlaunchcontrol", "tcgen05", "stackrestore",
 }
@@ -64,7 +64,8 @@ _UNIFORM_SREGS = ("%ctaid", "%nctaid", "%ntid", "%clusterid", "%nclusterid", "%c
 
 def defined_regs(inst: Instruction) -> tuple[Reg, ...]:
     """Registers written by ``inst`` (PTX ISA: the destination is the first operand, except for stores, branches,
-    barriers, and the asynchronous tcgen05 instructions other than ``tcgen05.ld``); kept in ``inst.defs``."""
+    barriers other than ``bar.red`` (§9.7.13.1: its destination is written), and the asynchronous tcgen05
+    instructions other than ``tcgen05.ld``); kept in ``inst.defs``."""
     d = inst.defs
     if d is None:
         d = inst.defs = tuple(_defined_regs(inst))
@@ -82,6 +83,9 @@ def _defined_regs(inst: Instruction) -> list[Reg]:
         return []
     elif op == "mbarrier":
         if len(inst.parts) < 2 or inst.parts[1] not in _MBARRIER_DEFS:
+            return []
+    elif op in ("bar", "barrier"):
+        if "red" not in inst.parts:  # bar.red.popc.u32 d, a, c / bar.red.and.pred p, ...: d is written (§9.7.13.1)
             return []
     elif op == "wmma" and len(inst.parts) > 1 and inst.parts[1] == "store":
         return []
@@ -670,8 +674,9 @@ class ValueAnalysis:
             if op == "mul" and inst.has("hi"):
                 return _generic("mulhi", args, idx)
             r = _binop(name, args[0], args[1], idx)
-            if r is not None and r[0] == "c" and args[0][0] == "c" and args[1][0] == "c" and not inst.has("wide"):
-                r = ("c", _wrap(r[1], _int_type(inst)))
+            if r[0] in ("c", "cs") and args[0][0] in ("c", "cs") and args[1][0] in ("c", "cs") \
+                    and not inst.has("wide"):
+                r = _wrapped(r, _int_type(inst))  # §5.2: the result is the value modulo 2^w of the register
             return r
         if op == "mad" and len(args) == 3 and not inst.has("hi"):
             return _binop("add", _binop("mul", args[0], args[1], idx), args[2], idx)
@@ -845,6 +850,15 @@ def const_candidates(v: Value) -> frozenset[int] | None:
         cs: frozenset[int] = v[1]
         return cs
     return None
+
+
+def _wrapped(v: Value, ty: str | None) -> Value:
+    """Constant or constant set ``v`` as a register of type ``ty`` holds it (PTX ISA §5.2, §9.7.1.1: integer
+    arithmetic wraps at the register's width): each candidate wrapped, a set of one collapsing to a constant."""
+    if v[0] == "c":
+        return ("c", _wrap(v[1], ty))
+    vals = frozenset(_wrap(x, ty) for x in v[1])
+    return ("c", next(iter(vals))) if len(vals) == 1 else ("cs", vals)
 
 
 def _binop(name: str, a: Value, b: Value, idx: int) -> Value:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tmemlint.analysis.cluster import evaluate, identity_environments, mentions_identity
 from tmemlint.analysis.control import block_descendants, can_reach
+from tmemlint.analysis.paths import identity_transfer
 from tmemlint.analysis.publication import ReleaseSyncModel, unfenced_relaxed_arrives
 from tmemlint.analysis.sync import tmem_operand_indices
 from tmemlint.analysis.threads import is_lane_fact
@@ -236,7 +237,7 @@ def lane_quadrant(ctx):
         if inst.family in ("tcgen05.ld", "tcgen05.st"):
             executed.setdefault(inst.index, set()).add(id(klass))
 
-    runs = ctx.simulate(lambda p, i: p, None, observe,
+    runs = ctx.simulate(identity_transfer, None, observe,
                         relevant=lambda i: i.family in ("tcgen05.ld", "tcgen05.st"))
     nwarps = existing_warps(ctx)
     va = ctx.values
@@ -581,7 +582,7 @@ def _thread_hit(ctx, inst, slot):
     evaluated for every thread of every warp class whose paths reach the store (``FunctionContext.simulate``) and
     that the path's thread predicates let through: the store's own guard and the branches on ``%tid.x`` taken to
     reach it (``if (threadIdx.x != 0) buf[threadIdx.x] = …``: thread 0 never stores).  Else None."""
-    a = _tid_address(ctx.values, inst, inst.operands[0])
+    a = _tid_address(ctx.values, inst, inst.operands[1 if inst.op == "atom" else 0])
     if a is None or a[0] != slot[1]:
         return None
     _name, off, expr = a
@@ -642,9 +643,18 @@ def _classes_reaching(ctx, inst) -> list:
             lst.append((klass, [facts]))
 
         cand = {i.index for i in ctx.function.instructions if i.op in _STORE_OPS}
-        ctx.simulate(lambda p, _i: p, 0, observe, relevant=lambda i: i.index in cand)
+        ctx.simulate(identity_transfer, 0, observe, relevant=lambda i: i.index in cand)
         cache["runs"] = seen
     return cache["runs"].get(inst.index, [])
+
+
+def _dynamic_shared(ctx) -> frozenset[str]:
+    """Names of the ``.extern .shared`` arrays visible to the function: dynamic shared memory, sized at launch.
+    Every such array starts at the same address, the start of the CTA's dynamic shared memory (PTX ISA §5.1.5,
+    ``.shared``; CUDA C++ Programming Guide, ``extern __shared__``: "all variables declared in this fashion start
+    at the same address"), so byte offsets into two of them are offsets into one buffer."""
+    return frozenset(n for vs in (ctx.module.variables, ctx.function.variables) for n, v in vs.items()
+                     if v.extern and v.space == "shared")
 
 
 @rule("TM206", "alloc-slot-aliased", "warning",
@@ -664,19 +674,23 @@ def alloc_slot_aliased(ctx):
     names = _slot_symbols(ctx)
     reads = [i for i in ctx.function.instructions if i.op in ("ld", "ldu") and len(i.operands) > 1
              and va.value(i, i.operands[1]) in slots]
+    dynamic = _dynamic_shared(ctx)
     for inst in ctx.function.instructions:
-        if inst.op not in _STORE_OPS or not inst.operands or type(inst.operands[0]) is not Address:
+        # the written address: the first operand, but atom's second (atom{.sem}{.space}.op d, [a], b)
+        at = 1 if inst.op == "atom" else 0
+        if inst.op not in _STORE_OPS or len(inst.operands) <= at or type(inst.operands[at]) is not Address:
             continue
         if inst.op == "mbarrier" and (len(inst.parts) < 2 or inst.parts[1] != "init"):
             continue
         if inst.op == "cp" and not _cp_to_shared(inst):
             continue
-        v = va.address_value(inst, inst.operands[0])
+        v = va.address_value(inst, inst.operands[at])
         if v is TOP:
             continue
         hit = None
         for slot in slots:
-            if v[0] == "sym" and v[1] == slot[1] and v[2] < slot[2] + 4 and slot[2] < v[2] + _store_bytes(inst):
+            same = v[1] == slot[1] or (v[0] == "sym" and v[1] in dynamic and slot[1] in dynamic)
+            if v[0] == "sym" and same and v[2] < slot[2] + 4 and slot[2] < v[2] + _store_bytes(inst):
                 hit = slot
             elif v[0] == "symx" and v[1] == slot[1] and (names.get(slot[1]) or 1 << 30) <= 16:
                 hit = slot
@@ -711,19 +725,25 @@ def _cross_warp_slot_store(ctx, store, allocs, reads):
     sync = ctx.sync
     by_alloc = [(a, run.klass) for run in ctx.lifecycle.runs for a in allocs if a.index in run.executed]
     classes = ctx.threads.classes
+    # only a read whose value reaches a TMEM operand can race; the "store before the read" verdict of a pair
+    # (read, its class) does not depend on the alloc, so it is decided once per store class, not once per alloc
+    reads = [r for r in reads if _flows_to_tmem_operand(ctx, r)]
     for ks in classes:
         if not sync.executes(ks, store):
             continue
+        before_read: dict[tuple[int, int], bool] = {}  # (read position, class position) -> store before the read
         for a, ka in by_alloc:
             after_alloc = can_reach(ctx, a, store) if ka is ks else sync.must_happen_before(store, ks, a, ka) is False
             if not after_alloc:
                 continue
-            for r in reads:
-                for kr in classes:
+            for ri, r in enumerate(reads):
+                for ki, kr in enumerate(classes):
                     if not sync.executes(kr, r) or (ka is ks and kr is ks):
                         continue
-                    before_read = can_reach(ctx, store, r) if kr is ks else \
-                        sync.must_happen_before(r, kr, store, ks) is False
-                    if before_read and _flows_to_tmem_operand(ctx, r):
+                    got = before_read.get((ri, ki))
+                    if got is None:
+                        got = before_read[(ri, ki)] = can_reach(ctx, store, r) if kr is ks else \
+                            sync.must_happen_before(r, kr, store, ks) is False
+                    if got:
                         return (a, ka), (r, kr), ks
     return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from functools import cached_property
 
@@ -11,7 +12,7 @@ from tmemlint.analysis.flow import executing_classes, warps_of
 from tmemlint.analysis.inline import inline_calls
 from tmemlint.analysis.lifecycle import Lifecycle
 from tmemlint.analysis.order import SyncModel
-from tmemlint.analysis.paths import BudgetExceeded, PropertySimulation
+from tmemlint.analysis.paths import BudgetExceeded, ExitState, PropertySimulation, identity_transfer
 from tmemlint.analysis.regions import AddressSets
 from tmemlint.analysis.threads import ThreadModel, thread_model
 from tmemlint.analysis.tmem import TmemSites, tmem_sites
@@ -55,6 +56,63 @@ class Grouping:
     place: str
 
 
+def _hashable(x: object) -> Hashable:
+    """``x`` when hashable, else its identity (a closure's dict or list, for ``transfer_identity``)."""
+    try:
+        hash(x)
+    except TypeError:
+        return ("id", id(x))
+    return x
+
+
+def transfer_identity(transfer: Callable[..., object]) -> Hashable:
+    """What names a transfer function's behaviour for ``SimulationKey``: its code and the values its closure holds
+    (by value when hashable, else by identity); ``paths.identity_transfer`` is ``"identity"``."""
+    if transfer is identity_transfer:
+        return "identity"
+    code = getattr(transfer, "__code__", None)
+    if code is None:
+        return ("id", id(transfer))
+    cells = tuple(_hashable(c.cell_contents) if c.cell_contents is not None else None
+                  for c in (transfer.__closure__ or ()))
+    return (code, cells, ("id", id(getattr(transfer, "__self__", None))))
+
+
+@dataclass(frozen=True, slots=True)
+class SimulationKey:
+    """One path simulation of ``FunctionContext.simulate``: the warp class (its warps), the instructions of interest
+    (``relevant``'s indices; None: all), the transfer (``transfer_identity``), the initial property, and the result
+    (the exit states as ``(prop, facts, exiting instruction index)``; None when the budget was exceeded)."""
+
+    warps: tuple[int, ...]
+    relevant: frozenset[int] | None
+    transfer: Hashable
+    init: Hashable
+    result: frozenset[tuple[Hashable, frozenset, int]] | None
+
+    def same_run(self) -> tuple:
+        """What two identical reruns share: everything (an identity transfer's init is immaterial: the property
+        never changes, so only the observer differs)."""
+        return (self.warps, self.relevant, self.transfer, None if self.transfer == "identity" else self.init,
+                self.result if self.transfer != "identity" else None)
+
+
+#: Opcodes of the instructions every ``PathRecord`` observes (``FunctionContext._recorded_set``): those the ordering
+#: model observes (``analysis.order``) and the shared-memory writes of TM206.
+RECORDED_OPS = frozenset({"ld", "ldu", "st", "tcgen05", "bar", "barrier", "mbarrier", "call", "ret", "exit", "atom",
+                          "red", "cp", "stmatrix"})
+
+
+@dataclass(frozen=True, slots=True)
+class PathRecord:
+    """The paths of one warp class under ``identity_transfer`` (``FunctionContext._replay``): every observation
+    ``(instruction, branch facts)`` in the order the simulation made it (repeats included: a block visited again
+    with fewer facts is observed again), and the exit states (None: the budget was exceeded)."""
+
+    observed: tuple[tuple[Instruction, frozenset], ...]
+    exits: tuple[ExitState, ...] | None
+
+
 class FunctionContext:
     """Analyses of ``function`` in ``module`` for the rules, and ``report`` to emit findings."""
 
@@ -70,6 +128,11 @@ class FunctionContext:
         self._groups: dict[tuple, Finding] = {}  # (code, Grouping.key) -> the finding that merges them
         self.bounded: list[str] = []
         self._address_sets_of: dict[tuple[int, ...], AddressSets] = {}  # address_sets_of, by warp tuple
+        #: every path simulation run by ``simulate``, in order (``duplicate_simulations`` counts the repeats)
+        self.simulations: list[SimulationKey] = []
+        #: the paths of each (warp class's warps, instructions of interest) for ``identity_transfer`` (``_replay``)
+        self._paths: dict[tuple[tuple[int, ...], frozenset[int] | None], PathRecord] = {}
+        self._relevant_sets: dict[int, tuple[Callable[[Instruction], bool], frozenset[int]]] = {}
 
     @cached_property
     def cfg(self) -> CFG:
@@ -145,17 +208,98 @@ class FunctionContext:
     def simulate(self, transfer, init, observe=None, classes=None, relevant=None) -> list:
         """Run a ``PropertySimulation`` per warp class (all classes, or ``classes``); returns
         ``[(klass, exits)]``.  ``relevant(inst)`` says which instructions ``transfer``/``observe`` look at (None:
-        all).  A class whose simulation exceeds its budget is skipped and noted in ``bounded`` (TM901)."""
+        all).  A class whose simulation exceeds its budget is skipped and noted in ``bounded`` (TM901).  Each run
+        is logged in ``simulations`` (``SimulationKey``)."""
         out = []
         for klass in classes if classes is not None else self.threads.classes:
+            if transfer is identity_transfer:
+                exits = self._replay(klass, relevant, init, observe)
+                if exits is not None:
+                    out.append((klass, exits))
+                continue
             sim = PropertySimulation(self.cfg, self.values, klass, transfer, init,
                                      observe=(lambda p, i, f, k=klass: observe(k, p, i, f)) if observe else None,
                                      relevant=relevant, feasibility=self.feasibility)
             try:
-                out.append((klass, sim.run()))
+                exits = sim.run()
             except BudgetExceeded:
                 self.bounded.append(f"path simulation of {klass!r} exceeded its budget")
+                exits = None
+            self.simulations.append(SimulationKey(
+                klass.warps, self._relevant_set(relevant), transfer_identity(transfer), _hashable(init),
+                None if exits is None else frozenset((e.prop, e.facts, -1 if e.exit_inst is None else e.exit_inst.index)
+                                                     for e in exits)))
+            if exits is not None:
+                out.append((klass, exits))
         return out
+
+    def _replay(self, klass, relevant, init, observe) -> list[ExitState] | None:
+        """``simulate`` of ``identity_transfer`` for ``klass``: the property never changes, so the paths, and the
+        ``(instruction, facts)`` each observation is called with, depend only on the class and the instructions of
+        interest; they are simulated once per such pair (``PathRecord``, kept by this context) and replayed to
+        ``observe`` in the order the simulation made them, with ``init`` as the property.  None when the
+        simulation exceeded its budget (noted in ``bounded`` each time, as a rerun would)."""
+        rel = self._relevant_set(relevant)
+        recorded = self._recorded_set
+        if rel is not None and not rel <= recorded:
+            recorded = recorded | rel
+        key = (klass.warps, None if rel is None else recorded)
+        rec = self._paths.get(key)
+        if rec is None:
+            seen: list[tuple[Instruction, frozenset]] = []
+            sim = PropertySimulation(self.cfg, self.values, klass, identity_transfer, None,
+                                     observe=lambda _p, i, f: seen.append((i, f)),
+                                     relevant=None if rel is None else lambda i: i.index in recorded)
+            try:
+                got: list[ExitState] | None = sim.run()
+            except BudgetExceeded:
+                got = None
+            rec = self._paths[key] = PathRecord(tuple(seen), None if got is None else tuple(got))
+            self.simulations.append(SimulationKey(klass.warps, key[1], "identity", None, None if got is None else
+                                                  frozenset((e.prop, e.facts, -1 if e.exit_inst is None
+                                                             else e.exit_inst.index) for e in got)))
+        if rec.exits is None:
+            self.bounded.append(f"path simulation of {klass!r} exceeded its budget")
+            return None
+        if observe is not None:
+            if rel is None or rel == key[1]:
+                for inst, facts in rec.observed:
+                    observe(klass, init, inst, facts)
+            else:
+                for inst, facts in rec.observed:
+                    if inst.index in rel:
+                        observe(klass, init, inst, facts)
+        return [ExitState(init, e.facts, e.exit_inst) for e in rec.exits]
+
+    @cached_property
+    def _recorded_set(self) -> frozenset[int]:
+        """The instructions a ``PathRecord`` observes at least (``RECORDED_OPS``), so that the identity-transfer
+        callers with different instructions of interest (the ordering model's, TM204's loads and stores, TM206's
+        stores) share one record per class: which facts reach an instruction does not depend on which others are
+        observed (the instructions not of interest only kill facts, as the observed ones do)."""
+        return frozenset(i.index for i in self.function.instructions if i.op in RECORDED_OPS)
+
+    def _relevant_set(self, relevant) -> frozenset[int] | None:
+        """The indices of the instructions ``relevant`` holds for (None: every instruction), for ``SimulationKey``;
+        memoised per function object (kept alive by the memo, so its ``id`` is not reused)."""
+        if relevant is None:
+            return None
+        hit = self._relevant_sets.get(id(relevant))
+        if hit is None or hit[0] is not relevant:
+            hit = self._relevant_sets[id(relevant)] = (
+                relevant, frozenset(i.index for i in self.function.instructions if relevant(i)))
+        return hit[1]
+
+    def duplicate_simulations(self) -> int:
+        """How many of the logged ``simulations`` repeat an earlier one of this context (``SimulationKey.same_run``:
+        same class, instructions of interest, transfer, init and result)."""
+        seen: set[tuple] = set()
+        dup = 0
+        for k in self.simulations:
+            run = k.same_run()
+            dup += run in seen
+            seen.add(run)
+        return dup
 
     def related(self, where: Instruction | Span, message: str, thread: str | None = None) -> Related:
         span = where.span if isinstance(where, Instruction) else where

@@ -9,6 +9,7 @@ warp classes is the happens-before model of ``analysis.order``; an undecided ans
 
 from __future__ import annotations
 
+from tmemlint.analysis.control import can_reach
 from tmemlint.checks.registry import rule
 from tmemlint.findings import Severity
 
@@ -128,6 +129,35 @@ def _waits_between_writes(ctx, m, km, w, kw) -> bool:
     return all(waits or writes >= 1 or sync.must_happen_before(w, kw, m, km) is True for writes, waits in states)
 
 
+def _completion_never_awaited(ctx, m, km, w, kw) -> bool:
+    """Whether no wait of class ``kw`` that can precede its write ``w`` (CFG reach) is on a barrier that may carry
+    the completion of the MMA ``m`` of class ``km``: the barriers ``km`` commits to after ``m``
+    (``SyncModel.releases_after`` with ``completion``: a ``tcgen05.commit`` arrives once the MMA completed, PTX ISA
+    §9.7.16.8.4) and, transitively, every barrier that a class other than ``kw`` arrives on once it waits on one of
+    those (a relay; taken wherever it lies, an over-approximation that can only keep the answer undecided).  Then
+    no chain of synchronization orders ``m``'s completion before ``w``, whatever the paths: an undecided answer of
+    the happens-before model (path pairs chosen by each class's own loop data) is a no.  The producer that
+    overwrites a TMEM A operand each K block without waiting on the MMA's commit (reference §3, "mma reads TMEM
+    operand → overwrite")."""
+    sync = ctx.sync
+    keys = {k for ks, _f in sync.releases_after(km, (m,), completion=True).get(m.index, []) for k in ks}
+    if not keys:
+        return True
+    sites = [(i, s) for i in ctx.function.instructions if (s := sync.site(i)) is not None]
+    relays = [k for k in ctx.threads.classes if k is not kw]
+    grown = True
+    while grown:
+        grown = False
+        for k2 in relays:
+            if any(s.waits and sync.executes(k2, i) and any(s.key.may_alias(k) for k in keys) for i, s in sites):
+                new = {s.key for i, s in sites if s.arrives and sync.executes(k2, i)} - keys
+                if new:
+                    keys |= new
+                    grown = True
+    return not any(s.waits and sync.executes(kw, i) and can_reach(ctx, i, w) and any(s.key.may_alias(k) for k in keys)
+                   for i, s in sites)
+
+
 @rule("TM307", "mma-operand-overwritten", "error",
       "tcgen05.cp/st writes TMEM columns an earlier tcgen05.mma reads, with no completion of that MMA between")
 def mma_operand_overwritten(ctx):
@@ -180,8 +210,11 @@ def mma_operand_overwritten(ctx):
                         continue
                     if sync.must_happen_before(w, kw, m, km) is True and not on_cycle(ctx, w):
                         continue  # the write only ever precedes the MMA (st of A, then the MMA)
-                    if sync.completes_before(m, km, w, kw) is False and \
-                            not _waits_between_writes(ctx, m, km, w, kw):
+                    done = sync.completes_before(m, km, w, kw)
+                    if done is None and (on_cycle(ctx, m) or sync.must_happen_before(w, kw, m, km) is not True) \
+                            and _completion_never_awaited(ctx, m, km, w, kw):
+                        done = False  # undecided only by path facts, yet no wait of the writer can carry it
+                    if done is False and not _waits_between_writes(ctx, m, km, w, kw):
                         verdict.setdefault(w_idx, (m_idx, True))
     # the MMA's own thread writes next
     for w_idx, m_idx in _same_thread_hazards(ctx, pairs).items():

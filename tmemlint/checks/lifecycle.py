@@ -378,6 +378,12 @@ def _callees(ctx):
     return out
 
 
+#: TM111's per-path state (PTX ISA §9.7.13.4, barrier.cluster): no cluster barrier since the last paired operation
+#: (or since entry); this thread arrived on the cluster barrier since then; and it also waited for that phase (or on
+#: an mbarrier the peer CTA arrives on), which orders the peer CTA's earlier work before what follows.
+_UNSYNCED, _CLUSTER_ARRIVED, _PEER_SYNCED = 0, 1, 2
+
+
 @rule("TM111", "pair-alloc-unsynchronized", "error",
       "a .cta_group::2 alloc not preceded by a cluster barrier, or a paired dealloc without one after the work")
 def pair_alloc_unsynchronized(ctx):
@@ -388,7 +394,12 @@ def pair_alloc_unsynchronized(ctx):
     Followed on the paths of each warp class (``ctx.simulate``), so a role that falls through into a join where
     only another warp allocates is not confused with it.  After the paired work, a wait on a local mbarrier that
     the kernel also arrives on in its peer CTA (``mbarrier.arrive`` through ``mapa``: CUTLASS's paired TMEM
-    release) stands for the cluster barrier: the peer arrives there only after its own paired work."""
+    release) stands for the cluster barrier: the peer arrives there only after its own paired work.  A cluster
+    barrier counts after the work only when this thread's ``barrier.cluster.arrive`` also comes after it: with the
+    arrive before the work and the wait after it, the wait only proves that the peer arrived before its own work.
+    Checked in kernels only, with their callees inlined: a ``.func``'s caller may hold the barrier."""
+    if not ctx.function.is_entry:
+        return  # a .func's cluster barrier may be its caller's: decided where the callee is inlined into its kernel
     sites = ctx.sites
     pair = {i.index for i in sites.allocs + sites.deallocs if cta_group(i) == 2}
     if not pair:
@@ -398,24 +409,28 @@ def pair_alloc_unsynchronized(ctx):
     peer_keys = [k for k in (peer_arrive_key(va, i) for i in insts if i.op == "mbarrier") if k is not None]
     paired_work = ("tcgen05.mma", "tcgen05.cp", "tcgen05.commit", "tcgen05.shift")
 
-    def transfer(synced, inst):
+    def transfer(state: int, inst) -> int:
+        if inst.op == "barrier" and "cluster" in inst.parts and "arrive" in inst.parts:
+            return max(state, _CLUSTER_ARRIVED)
         if inst.op == "barrier" and "cluster" in inst.parts and "wait" in inst.parts:
-            return True
+            # the wait completes the phase of this thread's last arrive: a barrier whose arrive came before the
+            # paired work (arrive early, wait late) does not order the peer's work after this thread's
+            return _PEER_SYNCED if state >= _CLUSTER_ARRIVED else state
         if inst.op == "tcgen05" and inst.family in paired_work and cta_group(inst) == 2:
-            return False
+            return _UNSYNCED
         if peer_keys and inst.op == "mbarrier":
             s = ctx.sync.site(inst)
             if s is not None and s.waits and any(s.key.may_alias(k) for k in peer_keys):
-                return True
-        return synced
+                return _PEER_SYNCED
+        return state
 
     unsynced: set[int] = set()
 
-    def observe(_klass, synced, inst, _facts):
-        if inst.index in pair and not synced:
+    def observe(_klass, state, inst, _facts):
+        if inst.index in pair and state != _PEER_SYNCED:
             unsynced.add(inst.index)
 
-    ctx.simulate(transfer, False, observe, relevant=lambda i: i.op in ("barrier", "tcgen05", "mbarrier"))
+    ctx.simulate(transfer, _UNSYNCED, observe, relevant=lambda i: i.op in ("barrier", "tcgen05", "mbarrier"))
     for idx in sorted(unsynced):
         i = insts[idx]
         if i.family == "tcgen05.alloc":

@@ -1003,7 +1003,8 @@ def _reclaiming_write(ctx, rel, x, kb, per_warp, writers, written, waits):
     """``(write, class)`` for TM313: a tcgen05 write ``u`` of a warp class ``ka`` other than ``kb`` that ``ka`` can
     issue after one of its waits on a barrier that may be the one ``rel`` arrives on, over cells both handed back
     with ``rel`` (``u`` refills that stage) and touched by the access ``x`` (``_cells_meet``, warp by warp), unordered
-    after ``x`` (``SyncModel.reclaims``); None when there is none.
+    after ``x`` (``SyncModel.reclaims``, unless ``SyncModel.all_happen_before`` proves ``x`` ordered before ``u``);
+    None when there is none.
     After releasing stage 0 a consumer may load stage 1: the producer's write of stage 1 overlaps none of the
     columns handed back."""
     sync = ctx.sync
@@ -1017,7 +1018,10 @@ def _reclaiming_write(ctx, rel, x, kb, per_warp, writers, written, waits):
             if not any(_cells_meet(ctx, x, wb, u, wa, rel, per_warp, written) for wa in ka.warps for wb in kb.warps) \
                     or not sync.executes(ka, u):
                 continue
-            if sync.reclaims(x, kb, u, ka, rel.key):
+            # the barrier-key question is a heuristic: two barriers of one array at offsets not known (FA4's
+            # S_full/P_full and P_full_lastsplit) may alias, so a wait on the second is taken for a wait on the
+            # released one; a proof of the happens-before model that ``x`` is ordered before ``u`` overrides it
+            if sync.reclaims(x, kb, u, ka, rel.key) and sync.all_happen_before((x,), kb, u, ka) is not True:
                 return u, ka
     return None
 
@@ -1030,7 +1034,9 @@ def missing_tcgen05_fence(ctx):
     a thread's asynchronous tcgen05 operations (ld, st, mma, cp, shift) and the synchronization that hands them
     over (an arrive, a barrier; ``tcgen05.commit`` is one implicitly), and tcgen05.fence::after_thread_sync
     between a wait (mbarrier wait, barrier) and the asynchronous tcgen05 operations that it orders after other
-    threads' work.  Both sides are followed on the paths of each warp class, across basic blocks (the try_wait loop
+    threads' work, and between the synchronization and a tcgen05.dealloc of columns that other threads used (the
+    ISA's "before dealloc" pattern: fence::before_thread_sync, barrier, fence::after_thread_sync, dealloc).  Both
+    sides are followed on the paths of each warp class, across basic blocks (the try_wait loop
     of a wait is a block of its own); one finding per synchronization instruction, at it.  Triton, CuTe DSL and
     CUTLASS output omit the fences, so this rule is opt-in."""
     from tmemlint.analysis.sync import ASYNC_TCGEN05, is_handover, is_sync
@@ -1054,6 +1060,8 @@ def missing_tcgen05_fence(ctx):
         fam = inst.family
         if fam in ASYNC_TCGEN05:
             return frozenset({inst.index}) | pending if len(pending) < 4 else pending, frozenset()
+        if fam == "tcgen05.dealloc":
+            return pending, frozenset()
         if fam in ("tcgen05.fence::before_thread_sync", "tcgen05.commit"):
             return frozenset(), waited
         if fam == "tcgen05.fence::after_thread_sync":
@@ -1066,7 +1074,7 @@ def missing_tcgen05_fence(ctx):
 
     def observe(_klass, prop, inst, _facts):
         pending, waited = prop
-        if inst.family in ASYNC_TCGEN05:
+        if inst.family in ASYNC_TCGEN05 or inst.family == "tcgen05.dealloc":
             for w in waited:
                 after.setdefault(w, inst.index)
         elif releases(inst):

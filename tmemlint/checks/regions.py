@@ -333,6 +333,18 @@ def _varies_in_loop(ctx, inst, o, depth: int = 0) -> bool | None:
     return False if all(g is False for g in got) else None
 
 
+def _may_refresh(ctx, writer, sf) -> bool:
+    """Whether tcgen05.cp/st ``writer`` may write the first column of a scale-factor operand whose TMEM address
+    value is ``sf`` (``("tmem", slot, column, lane)``, or None when not constant).  The MMA reads the operand's
+    factors from that column on (PTX ISA §9.7.16.10.7), so a write that refreshes them covers it; a writer whose
+    constant footprint (``operand_footprints``: the shape's columns, §9.7.16.8) lies in another allocation or
+    misses that column does not.  An address or footprint that is not constant may refresh."""
+    fps = operand_footprints(ctx, writer)
+    if sf is None or not fps:
+        return True
+    return any(slot == sf[1] and col <= sf[2] < col + width for _k, _what, slot, col, _l, width in fps)
+
+
 def _stale_scale_factors(ctx) -> None:
     """TM403 (rules catalog): a block-scaled ``tcgen05.mma`` in a loop whose A (B) descriptor advances each iteration
     while its scale-A (scale-B) address and its instruction descriptor (the byte selectors, bits 4-5 and 29-30,
@@ -344,7 +356,8 @@ def _stale_scale_factors(ctx) -> None:
     mmas = [i for i in insts if i.family == "tcgen05.mma" and i.has("block_scale") and on_cycle(ctx, i)]
     if not mmas:
         return
-    if any(on_cycle(ctx, i) for i in insts if i.family in ("tcgen05.cp", "tcgen05.st") or i.op == "call"):
+    writers = [i for i in insts if (i.family in ("tcgen05.cp", "tcgen05.st") or i.op == "call") and on_cycle(ctx, i)]
+    if any(i.op == "call" for i in writers):
         return
     for inst in mmas:
         _di, ii, ai, bi = block_scale_operands(inst)
@@ -355,7 +368,8 @@ def _stale_scale_factors(ctx) -> None:
             desc, sf = inst.operands[desc_k], inst.operands[sf_k]
             if type(desc) is Address or type(sf) is not Address or sf.base is None:
                 continue  # A in TMEM: no descriptor to advance
-            if _varies_in_loop(ctx, inst, desc) is True and _varies_in_loop(ctx, inst, sf.base) is False:
+            if _varies_in_loop(ctx, inst, desc) is True and _varies_in_loop(ctx, inst, sf.base) is False and \
+                    not any(_may_refresh(ctx, w, _tmem(ctx.values, inst, sf_k)) for w in writers):
                 stale.append(which)
         if stale:
             names = " and ".join(f"scale-{w}" for w in stale)
