@@ -8,6 +8,7 @@ import sys
 
 from conftest import FIXTURES, ROOT
 from tmemlint.checks.context import FunctionContext
+from tmemlint.checks.ordering import dealloc_unsynchronized
 from tmemlint.frontend.parser import parse_file
 
 
@@ -38,8 +39,6 @@ def test_step16_loop_values():
 def test_exit_after_a_skipped_last_iteration_barrier_is_pruned():
     ctx = _ctx("recall_last_iteration_barrier_good.ptx")
     assert [f.code for f in ctx.findings] == []
-    from tmemlint.checks.ordering import dealloc_unsynchronized
-
     dealloc_unsynchronized(ctx)
     assert ctx.findings == []
     assert ctx.feasibility.cost.pruned >= 1

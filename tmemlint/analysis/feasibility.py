@@ -39,8 +39,12 @@ from tmemlint.analysis.threads import Facts, GuardOracle, normalize
 from tmemlint.analysis.values import TOP, Value, ValueAnalysis, _int_type, opaque_deps
 from tmemlint.ir import Imm, Instruction, Reg
 
-#: Solver time per query (milliseconds); a query that runs out answers "unknown".
+#: Solver time per query (milliseconds); a query that runs out answers "unknown".  A backstop: ``RLIMIT`` binds
+#: first on an unloaded machine, and it does not depend on the load.
 TIMEOUT_MS = 200
+#: z3 resource units per query (its ``rlimit``, counted from the query's start): a bound on the work of a check that
+#: gives the same answer on every machine and at every load (a check of the fixtures' queries takes a few hundred).
+RLIMIT = 1_000_000
 #: Satisfiability checks per function; later ones answer "unknown" (the engine's own answer), bounding the cost.
 MAX_QUERIES = 64
 #: Most iterations of a counted loop that ``loop_values`` enumerates before it answers "unknown".
@@ -56,13 +60,27 @@ Outcomes = tuple[tuple[bool, Facts], ...]
 @dataclass(slots=True)
 class SolverCost:
     """What the solver was asked: ``queries`` (satisfiability checks and loop enumerations run), ``hits``
-    (answered from the cache), ``seconds`` (wall time spent in z3, including translation), ``pruned`` (branch
-    outcomes found infeasible)."""
+    (answered from the cache), ``seconds`` (wall time spent in z3, translation of the guards included),
+    ``pruned`` (branch outcomes found infeasible), ``unknown`` (checks that ran out of ``TIMEOUT_MS`` or could not
+    be translated), ``capped`` (branches left as the engine answered them because the function had used its
+    ``MAX_QUERIES``)."""
 
     queries: int = 0
     hits: int = 0
     seconds: float = 0.0
     pruned: int = 0
+    unknown: int = 0
+    capped: int = 0
+
+    def add(self, queries: int = 0, hits: int = 0, seconds: float = 0.0, pruned: int = 0, unknown: int = 0,
+            capped: int = 0) -> None:
+        """Count into this record (seconds: wall time)."""
+        self.queries += queries
+        self.hits += hits
+        self.seconds += seconds
+        self.pruned += pruned
+        self.unknown += unknown
+        self.capped += capped
 
 
 #: Totals over every ``Feasibility`` of this process (the benchmark reads them).
@@ -128,6 +146,7 @@ class Feasibility:
         self._branch_ivs: dict[int, frozenset[str]] = {}
         self._prune_memo: dict[tuple[int, Outcomes], Outcomes] = {}
         self._record_memo: dict[tuple[int, Outcomes], Outcomes] = {}
+        self._sat_memo: dict[tuple[int, Facts], bool | None] = {}
         self._loop_values: dict[tuple[int, str], frozenset[int] | None] = {}
         #: registers whose values at some read ``loop_values`` answered (not None)
         self.answered: set[str] = set()
@@ -453,12 +472,19 @@ class Feasibility:
             got = frozenset()
             if inst.guard is not None and any(self.induction(r) is not None
                                               for r in self.va.multi_defs):
+                t0 = time.perf_counter()
                 qy = _Query(inst.index)
                 p = self.va.reg_value(inst, inst.guard.reg)
                 if p is not TOP and self._pred(p, qy) is not None:
                     got = frozenset(qy.inductions)
+                self._count(seconds=time.perf_counter() - t0)
             self._branch_ivs[inst.index] = got
         return got
+
+    def _count(self, **n: Any) -> None:
+        """Count into this function's ``cost`` and the process's ``TOTALS``."""
+        self.cost.add(**n)
+        TOTALS.add(**n)
 
     def refine(self, oracle: GuardOracle, inst: Instruction, outcomes: Outcomes) -> Outcomes:
         """``outcomes`` of the guard of ``inst`` (``paths.PropertySimulation._branch``) refined for a guard
@@ -491,21 +517,31 @@ class Feasibility:
         k = (inst.index, outcomes)
         hit = self._prune_memo.get(k)
         if hit is not None:
-            self.cost.hits += 1
-            TOTALS.hits += 1
+            self._count(hits=1)
             return hit
-        if self.cost.queries >= MAX_QUERIES:
-            return outcomes
-        keep = tuple(o for o in outcomes if self.satisfiable(inst, o[1]) is not False)
+        keep = tuple(o for o in outcomes if self._feasible(inst, o[1]) is not False)
         if not keep:
             keep = outcomes
         pruned = len(outcomes) - len(keep)
-        self.cost.pruned += pruned
-        TOTALS.pruned += pruned
+        self._count(pruned=pruned)
         if len(self._prune_memo) > 50_000:
             self._prune_memo.clear()
         self._prune_memo[k] = keep
         return keep
+
+    def _feasible(self, q: Instruction, facts: Facts) -> bool | None:
+        """``satisfiable`` cached by the constraint: the query point and the facts that are translated (a
+        register constant of the path, a memory or join fact is not), so paths that differ only in those share
+        one answer; None (unknown) once the function has used its ``MAX_QUERIES``."""
+        k = (q.index, frozenset(f for f in facts if _translated(f[0])))
+        if k in self._sat_memo:
+            self._count(hits=1)
+            return self._sat_memo[k]
+        if self.cost.queries >= MAX_QUERIES:
+            self._count(capped=1)
+            return None
+        got = self._sat_memo[k] = self.satisfiable(q, facts)
+        return got
 
     def satisfiable(self, q: Instruction, facts: Facts) -> bool | None:
         """Whether the path facts ``facts`` at instruction ``q`` may hold together: False when z3 proves them
@@ -513,30 +549,33 @@ class Feasibility:
         unknown (timeout)."""
         t0 = time.perf_counter()
         z3 = self._solver()
-        self.cost.queries += 1
-        TOTALS.queries += 1
+        self._count(queries=1)
         try:
             qy = _Query(q.index)
             constraints = []
             for key, val in facts:
-                if not isinstance(key, tuple) or not key or key[0] in ("regval", "mem", "phi"):
+                if not _translated(key):
                     continue
                 t = self._pred(key, qy)
                 if t is not None:
                     constraints.append(t if val else z3.Not(t))
             if not qy.inductions:
                 return True
-            s = z3.Solver()
+            s = z3.SimpleSolver()  # the SMT core alone: no tactic set-up (30-60 ms a check on small QF_BV queries)
             s.set("timeout", TIMEOUT_MS)
+            s.set("rlimit", RLIMIT)
             s.add(*constraints, *qy.side)
             r = s.check()
-            return False if r == z3.unsat else (True if r == z3.sat else None)
+            if r == z3.unsat or r == z3.sat:
+                return bool(r == z3.sat)
+            self._count(unknown=1)
+            return None
         except (z3.Z3Exception, RecursionError, ValueError, TypeError, IndexError):
+            self._count(unknown=1)
             return None
         finally:
             dt = time.perf_counter() - t0
-            self.cost.seconds += dt
-            TOTALS.seconds += dt
+            self._count(seconds=dt)
 
     def loop_values(self, inst: Instruction, reg: str) -> frozenset[int] | None:
         """The values register ``reg`` holds where ``inst`` reads it, when it is a counted loop's induction
@@ -544,8 +583,7 @@ class Feasibility:
         iteration's value, at most ``MAX_ITERATIONS`` of them; None otherwise (unknown)."""
         k = (inst.index, reg)
         if k in self._loop_values:
-            self.cost.hits += 1
-            TOTALS.hits += 1
+            self._count(hits=1)
             return self._loop_values[k]
         got = None
         iv = self.induction(reg)
@@ -559,8 +597,7 @@ class Feasibility:
     def _enumerate(self, iv: Induction) -> frozenset[int] | None:
         t0 = time.perf_counter()
         z3 = self._solver()
-        self.cost.queries += 1
-        TOTALS.queries += 1
+        self._count(queries=1)
         try:
             x = z3.BitVec(f"iv_{iv.reg}_{iv.step}", iv.width)
             qy = _Query(iv.branch, subst={("opq", iv.step): x}, previous=True)
@@ -585,8 +622,13 @@ class Feasibility:
             return None
         finally:
             dt = time.perf_counter() - t0
-            self.cost.seconds += dt
-            TOTALS.seconds += dt
+            self._count(seconds=dt)
+
+
+def _translated(key: object) -> bool:
+    """Whether the path fact with key ``key`` enters a satisfiability check: a predicate value; a register
+    constant of the path (``regval``), a memory fact (``mem``) or a join fact (``phi``) does not."""
+    return isinstance(key, tuple) and bool(key) and key[0] not in ("regval", "mem", "phi")
 
 
 def _arith(z3: Any, op: str, a: Any, b: Any, signed: bool) -> Any:
