@@ -122,6 +122,10 @@ class PropertySimulation:
         #: ``_branch`` outcomes by (instruction index, facts), shared by every simulation with this oracle
         self._branches: dict[tuple[int, Facts], tuple[tuple[bool, Facts], ...]] = oracle.__dict__.setdefault(
             "_branch_memo", {})
+        #: the same refined by ``feasibility`` (one per function, as the value analysis), shared likewise: most
+        #: branches are asked again and again, and the refinement is a pure function of the outcomes
+        self._refined: dict[tuple[int, Facts], tuple[tuple[bool, Facts], ...]] = oracle.__dict__.setdefault(
+            "_refined_branch_memo", {})
         #: instructions that need full processing: guarded ones, exits, and those the property looks at;
         #: every other instruction only kills the facts that depend on its definitions (computed once per
         #: ``relevant`` for all the warp classes of a ``FunctionContext.simulate``)
@@ -179,15 +183,23 @@ class PropertySimulation:
     def _branch(self, inst: Instruction, facts: Facts) -> tuple[tuple[bool, Facts], ...]:
         """``((taken: bool, facts), …)`` for each feasible outcome of ``inst``'s guard; a pure function of
         ``(inst, facts)`` for one oracle, memoised."""
-        memo = self._branches
         k = (inst.index, facts)
+        if self.feasibility is not None:
+            got = self._refined.get(k)
+            if got is None:
+                if len(self._refined) > 200_000:
+                    self._refined.clear()
+                got = self._refined[k] = self.feasibility.refine(self.oracle, inst, self._plain_branch(k, inst, facts))
+            return got
+        return self._plain_branch(k, inst, facts)
+
+    def _plain_branch(self, k: tuple[int, Facts], inst: Instruction, facts: Facts) -> tuple[tuple[bool, Facts], ...]:
+        memo = self._branches
         hit = memo.get(k)
         if hit is None:
             if len(memo) > 200_000:
                 memo.clear()
             hit = memo[k] = tuple(self._branch_uncached(inst, facts))
-        if self.feasibility is not None:
-            return self.feasibility.refine(self.oracle, inst, hit)
         return hit
 
     def _branch_uncached(self, inst: Instruction, facts: Facts) -> Iterator[tuple[bool, Facts]]:
