@@ -25,12 +25,6 @@ _EXTEND = re.compile(r"//\s*tmemlint-test:\s*extend-select=([A-Z0-9, ]+)")
 KNOWN_GAPS: dict[str, str] = {
     "fixtures/ptx/tm305_barrier_mma_incomplete_bad.ptx":
         "TM305's completion side is off (checks/ordering.py ENFORCE_COMPLETION): a barrier after an un-waited MMA",
-    "fixtures/ptx/recall_last_iteration_barrier_good.ptx":
-        "TM305 false positive: the path model does not correlate the barrier's last-iteration test (k == 3) with "
-        "the loop's exit test (k + 1 < 4), so it keeps a path that skips the barrier and leaves the loop",
-    "fixtures/ptx/recall_chunk_loop_past_alloc_bad.ptx":
-        "TM402 miss: the column offset of a counted loop (c = 0; c < 160; c += 32) is widened to unknown "
-        "(analysis/regions.py), so the last iteration's footprint [128, 160) is not seen",
 }
 
 

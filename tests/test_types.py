@@ -37,6 +37,7 @@ CLEAN = [
     "calls.py",
     "inline.py",
     "order.py",
+    "feasibility.py",
 ]
 
 

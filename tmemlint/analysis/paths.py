@@ -19,6 +19,7 @@ from heapq import heappop, heappush
 from typing import Any, TypeVar
 
 from tmemlint.analysis.cfg import CFG, EXIT, Node
+from tmemlint.analysis.feasibility import Feasibility
 from tmemlint.analysis.threads import GuardOracle, WarpClass
 from tmemlint.analysis.values import TOP, ValueAnalysis
 from tmemlint.ir import Guard, Instruction
@@ -92,10 +93,13 @@ class PropertySimulation:
     def __init__(self, cfg: CFG, va: ValueAnalysis, klass: WarpClass, transfer: Transfer, init: Hashable,
                  observe: Observe | None = None, budget: int = DEFAULT_BUDGET,
                  relevant: Callable[[Instruction], bool] | None = None, init_facts: Facts = frozenset(),
-                 oracle: GuardOracle | None = None, transfer_facts: bool = False) -> None:
+                 oracle: GuardOracle | None = None, transfer_facts: bool = False,
+                 feasibility: Feasibility | None = None) -> None:
         """``init_facts``: the facts of the entry state (a callee simulated at a call starts with the caller's);
         ``oracle``: evaluates the predicates (default: the class's ``GuardOracle`` of ``va``);
-        ``transfer_facts``: ``transfer(prop, inst, facts)`` is called instead, and may return ``Branches``."""
+        ``transfer_facts``: ``transfer(prop, inst, facts)`` is called instead, and may return ``Branches``;
+        ``feasibility``: asked of a branch both of whose outcomes the facts leave open (``analysis.feasibility``)."""
+        self.feasibility = feasibility
         self.cfg = cfg
         self.va = va
         # one oracle (and its memo) per class for every rule's simulation
@@ -118,6 +122,10 @@ class PropertySimulation:
         #: ``_branch`` outcomes by (instruction index, facts), shared by every simulation with this oracle
         self._branches: dict[tuple[int, Facts], tuple[tuple[bool, Facts], ...]] = oracle.__dict__.setdefault(
             "_branch_memo", {})
+        #: the same refined by ``feasibility`` (one per function, as the value analysis), shared likewise: most
+        #: branches are asked again and again, and the refinement is a pure function of the outcomes
+        self._refined: dict[tuple[int, Facts], tuple[tuple[bool, Facts], ...]] = oracle.__dict__.setdefault(
+            "_refined_branch_memo", {})
         #: instructions that need full processing: guarded ones, exits, and those the property looks at;
         #: every other instruction only kills the facts that depend on its definitions (computed once per
         #: ``relevant`` for all the warp classes of a ``FunctionContext.simulate``)
@@ -175,8 +183,18 @@ class PropertySimulation:
     def _branch(self, inst: Instruction, facts: Facts) -> tuple[tuple[bool, Facts], ...]:
         """``((taken: bool, facts), …)`` for each feasible outcome of ``inst``'s guard; a pure function of
         ``(inst, facts)`` for one oracle, memoised."""
-        memo = self._branches
         k = (inst.index, facts)
+        if self.feasibility is not None:
+            got = self._refined.get(k)
+            if got is None:
+                if len(self._refined) > 200_000:
+                    self._refined.clear()
+                got = self._refined[k] = self.feasibility.refine(self.oracle, inst, self._plain_branch(k, inst, facts))
+            return got
+        return self._plain_branch(k, inst, facts)
+
+    def _plain_branch(self, k: tuple[int, Facts], inst: Instruction, facts: Facts) -> tuple[tuple[bool, Facts], ...]:
+        memo = self._branches
         hit = memo.get(k)
         if hit is None:
             if len(memo) > 200_000:

@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from tmemlint.analysis.feasibility import Feasibility
 from tmemlint.analysis.idesc import (A_TMEM_COLUMNS, BLOCK_SCALED_KINDS, SCALE_COLUMNS, Idesc, accumulator_footprint, cp_columns,
                                      cp_lanes, decode_idesc, ld_st_columns, ld_st_lanes, ld_st_registers, mma_kind)
 from tmemlint.analysis.localmem import LocalMemory
@@ -151,14 +152,18 @@ class AddressSets:
     a fixed point; definitions whose set keeps growing are widened to unknown.  Never raises on odd input."""
 
     def __init__(self, va: ValueAnalysis, n_threads: int = 1024, constant_slot: Slot | None = None,
-                 warps: tuple[int, ...] | None = None, local: LocalMemory | None = None) -> None:
+                 warps: tuple[int, ...] | None = None, local: LocalMemory | None = None,
+                 feasibility: Feasibility | None = None) -> None:
         """``constant_slot``: the allocation whose base is known to be column 0 (512 columns, or a trap-checked
         base: ``analysis.tmem.trap_checked_bases``), so integer TMEM operands are its offsets (DeepGEMM,
         FlashMLA, FlashAttention-4 address TMEM by constants); None otherwise.  ``warps``: only the threads of
         these warps (``tid.x // 32``) are considered for thread-index values (the warps that execute the
         instructions asked about: a column ``(warp & 3) * 256`` issued only by warps 0-1 is {0, 256}); None: all
         ``n_threads``.  ``local``: the function's local-memory stores (``analysis.localmem``; built on first use
-        when None): a TMEM address stored to a local array and read back keeps its value."""
+        when None): a TMEM address stored to a local array and read back keeps its value.  ``feasibility``: asked
+        for the values of a counted loop's induction variable where its set was widened to unknown
+        (``analysis.feasibility.Feasibility.loop_values``)."""
+        self.feasibility = feasibility
         self.constant_slot = constant_slot
         self.local = local
         self.warps = tuple(warps) if warps is not None else None
@@ -273,7 +278,9 @@ class AddressSets:
         for d in ds:
             acc = _join(acc, self._eval_def(d, name))
             if acc is None:
-                return None
+                break
+        if acc is None and self.feasibility is not None:  # widened: a counted loop's values, from its exit test
+            return self.feasibility.loop_values(inst, name)
         return acc
 
     def _special(self, name: str) -> IntSet | None | Literal[False]:

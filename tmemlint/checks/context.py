@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 from tmemlint.analysis.cfg import CFG, build_cfg
+from tmemlint.analysis.feasibility import Feasibility
 from tmemlint.analysis.flow import executing_classes, warps_of
 from tmemlint.analysis.inline import inline_calls
 from tmemlint.analysis.lifecycle import Lifecycle
@@ -155,6 +156,12 @@ class FunctionContext:
         return tmem_sites(self.function, self.values)
 
     @cached_property
+    def feasibility(self) -> Feasibility:
+        """The solver's questions about this function's paths and counted loops, with their cache
+        (``tmemlint.analysis.feasibility``; z3 is imported only when one is asked)."""
+        return Feasibility(self.cfg, self.values)
+
+    @cached_property
     def address_sets(self) -> AddressSets:
         """Bounded sets of TMEM addresses and integers per operand (``tmemlint.analysis.regions``): a
         double-buffered accumulator at ``base + (stage & 1) * 128`` has the column set {0, 128}."""
@@ -164,7 +171,8 @@ class FunctionContext:
         slots = {sites.slot_of[a.index] for a in sites.allocs}
         known = len(slots) == 1 and (any(sites.ncols.get(a.index) == TMEM_COLUMNS for a in sites.allocs)
                                      or 0 in trap_checked_bases(self.function, self.values))
-        return AddressSets(self.values, self.threads.n_threads, next(iter(slots)) if known else None)
+        return AddressSets(self.values, self.threads.n_threads, next(iter(slots)) if known else None,
+                           feasibility=self.feasibility)
 
     def address_sets_of(self, warps: tuple[int, ...]) -> AddressSets:
         """``address_sets`` evaluated with the thread indices of ``warps`` only (``AddressSets(warps=...)``): a
@@ -174,7 +182,8 @@ class FunctionContext:
         if got is None:
             base = self.address_sets
             got = self._address_sets_of[warps] = AddressSets(self.values, self.threads.n_threads,
-                                                             base.constant_slot, warps=warps)
+                                                             base.constant_slot, warps=warps,
+                                                             feasibility=self.feasibility)
         return got
 
     @cached_property
@@ -210,7 +219,7 @@ class FunctionContext:
                 continue
             sim = PropertySimulation(self.cfg, self.values, klass, transfer, init,
                                      observe=(lambda p, i, f, k=klass: observe(k, p, i, f)) if observe else None,
-                                     relevant=relevant)
+                                     relevant=relevant, feasibility=self.feasibility)
             try:
                 exits = sim.run()
             except BudgetExceeded:

@@ -238,6 +238,26 @@ def operand_footprints(ctx, inst):
     return out
 
 
+def _loop_footprints(ctx, inst):
+    """The footprint of a ``tcgen05.ld``/``st`` whose column the value analysis leaves unknown but the address
+    sets know exactly (a counted loop over column chunks, its offsets from ``analysis.feasibility``): one entry,
+    at its largest column, as ``operand_footprints`` gives them."""
+    fam = inst.family
+    k = 1 if fam == "tcgen05.ld" else 0
+    if fam not in ("tcgen05.ld", "tcgen05.st") or _tmem(ctx.values, inst, k) is not None:
+        return []
+    w = ld_st_columns(inst)
+    got = ctx.executing.get(inst.index) if w else None
+    if not got:
+        return []
+    # with the thread indices of the warps that execute it, and only where the solver answered a loop's values
+    warps = tuple(sorted({x for c in got for x in ctx.threads.classes[c].warps}))
+    a = ctx.address_sets_of(warps).address(inst, k)
+    if a is None or not a.exact or not a.offsets or not ctx.feasibility.answered:
+        return []
+    return [(k, "access", a.slot, a.columns[-1], a.lanes[0], w)]
+
+
 @rule("TM402", "region-out-of-bounds", "error",
       "an operand footprint that extends past the end of its allocation or past column 512")
 def region_out_of_bounds(ctx):
@@ -247,7 +267,7 @@ def region_out_of_bounds(ctx):
     for inst in ctx.function.instructions:
         if inst.op != "tcgen05":
             continue
-        for _k, what, slot, col, _lane, width in operand_footprints(ctx, inst):
+        for _k, what, slot, col, _lane, width in operand_footprints(ctx, inst) + _loop_footprints(ctx, inst):
             end = col + width
             n = _slot_ncols(ctx, slot)
             limit, where = (n, f"its {n}-column allocation") if n is not None else (512, "TMEM (512 columns)")
