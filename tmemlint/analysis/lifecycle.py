@@ -34,7 +34,8 @@ from tmemlint.analysis.calls import BoundOracle, CalleeInfo, call_binding, lifec
 from tmemlint.analysis.paths import Branches, BudgetExceeded, ExitState, FactKey, Facts, Observe, PropertySimulation
 from tmemlint.analysis.tmem import Slot, first_operand_value
 from tmemlint.analysis.values import TOP, Value, ValueAnalysis
-from tmemlint.analysis.threads import WarpClass, cross_warp_facts, is_lane_fact, kleene, normalize, undecidable_pair
+from tmemlint.analysis.threads import (WarpClass, cross_warp_facts, is_lane_fact, kleene, min_warps_on_path, normalize,
+                                      undecidable_pair, warp_chosen)
 from tmemlint.ir import Instruction
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -383,7 +384,8 @@ class Lifecycle:
                 if idx in self._alloc_idx or idx in self._dealloc_idx:
                     by_inst.setdefault(idx, []).append(run)
         for idx, runs in by_inst.items():
-            big = [r for r in runs if r.klass.min_warps > 1]
+            big = [r for r in runs if min_warps_on_path(r.klass, r.executed[idx]) > 1]
+            runs = [r for r in runs if not warp_chosen(r.executed[idx])]  # a %warpid role: which warps is undecided
             if big:
                 out[idx] = f"every warp of {big[0].klass!r}"
             elif len(runs) > 1:

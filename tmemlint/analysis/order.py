@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, cast
 from tmemlint.analysis.control import on_cycle
 from tmemlint.analysis.lifecycle import consistent_choice_facts
 from tmemlint.analysis.paths import identity_transfer
-from tmemlint.analysis.sync import WARP_COLLECTIVE, tmem_operand_indices
+from tmemlint.analysis.sync import ASYNC_TCGEN05, WARP_COLLECTIVE, tmem_operand_indices
 from tmemlint.analysis.threads import cross_warp_facts, is_lane_fact, undecidable_pair
 from tmemlint.analysis.threads import Facts
 from tmemlint.analysis.values import TOP, Value, ValueAnalysis, defined_regs
@@ -291,6 +291,33 @@ class Release:
     inst: Instruction
     key: BarrierKey
     handed: tuple[Instruction, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Fencing:
+    """The tcgen05 fences around one synchronization event (``SyncModel.fencing``): PTX ISA §9.7.16.6.3-4
+    (reference §3).  ``tcgen05.fence::before_thread_sync`` orders the thread's earlier asynchronous tcgen05
+    operations (ld, st, mma, cp, shift: ``ASYNC_TCGEN05``) before the synchronization that releases them, and
+    ``tcgen05.fence::after_thread_sync`` orders the operations (and a ``tcgen05.dealloc``) after a wait after it.
+
+    ``inst``: the event, an instruction with a ``SyncSite``.  ``unfenced_before``: when it releases
+    (``SyncSite.arrives``, a thread's arrival in program order): the thread's asynchronous tcgen05 operations that
+    reach it on some path of some warp class with no ``fence::before_thread_sync`` and no ``tcgen05.commit`` between
+    (a commit's arrival waits for them, §9.7.16.8.4: a fence of its own), in index order.  ``unfenced_after``: when
+    it waits (``SyncSite.waits``): the first asynchronous tcgen05 operation or dealloc met after it on some path
+    with no ``fence::after_thread_sync`` between, or None."""
+
+    inst: Instruction
+    unfenced_before: tuple[Instruction, ...] = ()
+    unfenced_after: Instruction | None = None
+
+
+#: ``SyncModel.fencing``'s path state: (the asynchronous tcgen05 operations since the latest fence::before_thread_sync
+#: or commit, at most ``_MAX_PENDING``; the wait, if any, since which no asynchronous operation or fence came).
+_Fences = tuple[frozenset[int], frozenset[int]]
+
+#: Unfenced operations kept per path by ``SyncModel.fencing`` (the first ones; more add nothing to a finding).
+_MAX_PENDING = 4
 
 
 class SyncModel:
@@ -927,3 +954,110 @@ class SyncModel:
                     continue
                 return False
         return None if uncertain else True
+
+    def fencing(self, inst: Instruction) -> Fencing:
+        """The tcgen05 fences around the synchronization ``inst`` (``Fencing``), on the paths of every warp class;
+        an instruction with no ``SyncSite`` has none to miss.  The events are the shared classifier's
+        (``SyncModel.site``): an arrival that the hardware makes when asynchronous operations complete is not
+        the thread's release of its tcgen05 operations (``tcgen05.commit`` is a fence of them,
+        ``cp.async.mbarrier.arrive`` tracks only ``cp.async``), a ``try_wait`` whose result is never tested waits
+        for nothing, and a barrier that more threads use than its count synchronizes nothing."""
+        return self._fencings.get(inst.index) or Fencing(inst)
+
+    @cached_property
+    def _fencings(self) -> dict[int, Fencing]:
+        """``fencing`` of every synchronization event that misses a fence, by index (one simulation)."""
+        insts = self.ctx.function.instructions
+        handed: dict[int, set[int]] = {}  # release -> the unfenced asynchronous operations that reach it
+        after: dict[int, int] = {}  # wait -> the first asynchronous operation after it with no fence between
+        empty: frozenset[int] = frozenset()
+
+        def releases(i: Instruction, s: SyncSite | None) -> bool:
+            return s is not None and s.arrives and i.op in ("bar", "barrier", "mbarrier")
+
+        def transfer(prop: _Fences, i: Instruction) -> _Fences:
+            pending, waited = prop
+            fam = i.family
+            if fam in ASYNC_TCGEN05:
+                return (pending | {i.index} if len(pending) < _MAX_PENDING else pending), empty
+            if fam == "tcgen05.dealloc" or fam == "tcgen05.fence::after_thread_sync":
+                return pending, empty
+            if fam in ("tcgen05.fence::before_thread_sync", "tcgen05.commit"):
+                return empty, waited
+            s = self.site(i)
+            if releases(i, s):
+                pending = empty
+            if s is not None and s.waits:
+                waited = frozenset({i.index})
+            return pending, waited
+
+        def observe(_k: "WarpClass", prop: Any, i: Instruction, _facts: Facts) -> None:  # prop: _Fences
+            pending, waited = prop
+            if i.family in ASYNC_TCGEN05 or i.family == "tcgen05.dealloc":
+                for w in waited:
+                    after.setdefault(w, i.index)
+            elif pending and releases(i, self.site(i)):
+                handed.setdefault(i.index, set()).update(pending)
+
+        self.ctx.simulate(transfer, (empty, empty), observe, relevant=self._relevant)
+        return {idx: Fencing(insts[idx], tuple(insts[a] for a in sorted(handed.get(idx, ()))),
+                             insts[after[idx]] if idx in after else None)
+                for idx in sorted(set(handed) | set(after))}
+
+    def unfenced(self) -> tuple[Fencing, ...]:
+        """``fencing`` of every synchronization event that misses a fence before or after it, in index order."""
+        return tuple(self._fencings.values())
+
+    def peer_synced(self, klass: "WarpClass", inst: Instruction, work: frozenset[int],
+                    peer_keys: tuple[BarrierKey, ...], ordered_waits: frozenset[int] = frozenset(),
+                    own_barrier: bool = True) -> bool:
+        """Whether every path of ``klass`` reaching ``inst`` is synchronized with the peer CTA of a pair since its
+        latest paired operation (an index in ``work``; the entry when none): TM111's question (PTX ISA Table 46,
+        §9.7.13.4, §9.7.16.7.1; rules catalog TM111).  The events are the shared classifier's (``site``): with
+        ``own_barrier``, the class arrived on the cluster barrier (``barrier.cluster.arrive``, ``.relaxed`` included:
+        the peer's arrival proves it ran to that point) and then waited for that phase (an arrive before the paired
+        operation and a wait after it only proves the peer arrived before its own work); or it waited on an
+        mbarrier of ``peer_keys`` (one the peer CTA arrives on through ``mapa``: CUTLASS's paired TMEM release), or
+        passed a wait of ``ordered_waits`` (a cluster wait the engine orders after another class's paired work,
+        ``all_happen_before``)."""
+        memo_key = (id(klass), work, peer_keys, ordered_waits, own_barrier)
+        hit = self._peer_memo.get(memo_key)
+        if hit is None or hit[0] is not klass:
+            hit = self._peer_memo[memo_key] = (klass, self._peer_unsynced(klass, work, peer_keys, ordered_waits,
+                                                                          own_barrier))
+        return inst.index not in hit[1]
+
+    @cached_property
+    def _peer_memo(self) -> dict[tuple[Any, ...], tuple["WarpClass", frozenset[int]]]:
+        """``peer_synced``'s answers: per question, the instructions some path reaches unsynchronized."""
+        return {}
+
+    def _peer_unsynced(self, klass: "WarpClass", work: frozenset[int], peer_keys: tuple[BarrierKey, ...],
+                       ordered_waits: frozenset[int], own_barrier: bool) -> frozenset[int]:
+        """The observed instructions that some path of ``klass`` reaches unsynchronized (``peer_synced``)."""
+        unsynced, arrived, synced = 0, 1, 2
+        bad: set[int] = set()
+
+        def transfer(state: int, i: Instruction) -> int:
+            if i.index in ordered_waits:
+                return synced
+            if i.index in work:
+                return unsynced
+            s = self.site(i)
+            if s is None:
+                return state
+            if s.key.kind == "cluster" and own_barrier:
+                if s.arrives:
+                    return max(state, arrived)
+                if s.waits:
+                    return synced if state >= arrived else state
+            if s.waits and peer_keys and any(s.key.may_alias(k) for k in peer_keys):
+                return synced
+            return state
+
+        def observe(_k: "WarpClass", state: Any, i: Instruction, _facts: Facts) -> None:
+            if state != synced:
+                bad.add(i.index)
+
+        self.ctx.simulate(transfer, unsynced, observe, classes=[klass], relevant=self._relevant)
+        return frozenset(bad)

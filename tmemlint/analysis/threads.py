@@ -4,8 +4,12 @@ A CTA has ``n_threads`` threads in x (from ``.reqntid``/``.maxntid``, PTX ISA §
 Every predicate that depends only on ``%tid.x`` (``ValueAnalysis`` ``tid`` values) is evaluated for every thread.
 Warps that agree on all of them form a *warp class*; inside a class such a predicate is either decided (the same
 for every thread of every warp of the class) or *lane-varying* (threads of one warp disagree: a divergent
-condition).  ``%warpid`` is not used: PTX ISA §10.9 says it may change during execution (preemption, migration),
-so only ``%tid``-derived warp indices identify a warp.
+condition).  ``%warpid`` does not name a warp of the CTA: PTX ISA §10.4 gives it as the warp's location when read
+("its value may change during execution, e.g. due to rescheduling of threads following preemption"; ``%tid`` is
+to be used for a virtual warp index), so only ``%tid``-derived warp indices split warps into classes.  A test of
+``%warpid`` is one value for the threads of a warp but says nothing about which or how many warps of a class take
+it: such a path is *warp-varying* (``warp_varying``), and ``min_warps_on_path`` claims no more than one warp for it
+(an undecided role guard is never reported as several warps).
 
 Predicates that do not depend on ``%tid.x`` become *facts* on a path: ``key → bool`` where ``key`` is the
 predicate's canonical value (so that a predicate recomputed the same way has the same key).  Keys whose value is
@@ -579,6 +583,38 @@ def _compare(op: str, x: int, k: int) -> bool:
     return x < k if op == "lt" else x <= k if op == "le" else x == k
 
 
+#: Special registers that are one value for the threads of a warp when read but whose value at a given read is not a
+#: function of ``%tid``: ``%warpid`` (PTX ISA §10.4, the warp's current location, which may change during execution)
+#: and the clock and timer registers (``%clock``, ``%globaltimer``, PTX ISA §10), read by each warp at its own time.  A comparison of one chooses warps in
+#: a way the analysis cannot evaluate.
+WARP_VARYING_SREGS = frozenset({"%warpid", "%clock", "%clock_hi", "%clock64", "%globaltimer", "%globaltimer_lo",
+                                "%globaltimer_hi"})
+
+
+def warp_varying(key: object, depth: int = 0) -> bool:
+    """Whether a fact key reads a ``WARP_VARYING_SREGS`` register (``("opq", ("sreg", name))``, as
+    ``values._special`` gives it), so that warps of one class may take different outcomes of it."""
+    if not isinstance(key, tuple) or not key or depth > 12:
+        return False
+    if key[0] == "opq" and isinstance(key[1], tuple) and len(key[1]) == 2 and key[1][0] == "sreg":
+        return key[1][1] in WARP_VARYING_SREGS
+    return any(warp_varying(x, depth + 1) for x in key[1:] if isinstance(x, tuple))
+
+
+def warp_chosen(facts: Facts) -> bool:
+    """Whether a CTA-uniform-looking fact of a path is ``warp_varying``: the path is taken by warps the analysis
+    cannot name (none, one or several of a class)."""
+    return any(warp_varying(k) for k, _ in facts if not is_lane_fact(k))
+
+
+def min_warps_on_path(klass: WarpClass, facts: Facts) -> int:
+    """How many warps of ``klass`` certainly execute a path with these branch ``facts``, when any does:
+    ``klass.min_warps``, or 1 when a CTA-uniform-looking fact of the path is ``warp_varying`` (a role chosen by
+    ``setp.eq.u32 %p, %warpid, 0``: which warps, and how many, take it is undecided).  Units: warps."""
+    n = klass.min_warps
+    return 1 if n > 1 and warp_chosen(facts) else n
+
+
 def _dep_index(d: object) -> int:
     if isinstance(d, int):
         return d
@@ -594,8 +630,9 @@ def is_lane_fact(key: object) -> bool:
 
 __all__ = ["Bound", "Expr", "Fact", "FactKey", "Facts", "GuardOracle", "ThreadModel", "UNKNOWN_LANES", "Value",
            "WarpClass", "cluster_truth", "cross_warp_facts", "data_chosen", "depends_on", "interval_truth",
-           "is_lane_fact", "kleene", "lane_counts", "lanes_on_path", "normalize", "residue_truth", "thread_model",
-           "thread_predicates", "undecidable_pair"]
+           "is_lane_fact", "kleene", "lane_counts", "lanes_on_path", "min_warps_on_path", "normalize",
+           "residue_truth", "thread_model", "thread_predicates", "undecidable_pair", "warp_chosen", "warp_varying",
+           "WARP_VARYING_SREGS"]
 
 
 #: ``lanes_on_path`` when a path's facts involve a predicate that may differ between the threads of a warp in a

@@ -378,12 +378,6 @@ def _callees(ctx):
     return out
 
 
-#: TM111's per-path state (PTX ISA §9.7.13.4, barrier.cluster): no cluster barrier since the last paired operation
-#: (or since entry); this thread arrived on the cluster barrier since then; and it also waited for that phase (or on
-#: an mbarrier the peer CTA arrives on), which orders the peer CTA's earlier work before what follows.
-_UNSYNCED, _CLUSTER_ARRIVED, _PEER_SYNCED = 0, 1, 2
-
-
 @rule("TM111", "pair-alloc-unsynchronized", "error",
       "a .cta_group::2 alloc not preceded by a cluster barrier, or a paired dealloc without one after the work")
 def pair_alloc_unsynchronized(ctx):
@@ -391,7 +385,8 @@ def pair_alloc_unsynchronized(ctx):
     have been launched and not have exited: a cluster barrier before the paired alloc, and after the paired work
     before the dealloc (reference §1).
 
-    Followed on the paths of each warp class (``ctx.simulate``), so a role that falls through into a join where
+    The ordering question is the happens-before engine's (``SyncModel.peer_synced``: cluster barrier arrive/wait
+    and mbarrier waits as the shared classifier's sync events), on the paths of each warp class, so a role that falls through into a join where
     only another warp allocates is not confused with it.  After the paired work, a wait on a local mbarrier that
     the kernel also arrives on in its peer CTA (``mbarrier.arrive`` through ``mapa``: CUTLASS's paired TMEM
     release) stands for the cluster barrier: the peer arrives there only after its own paired work.  A cluster
@@ -409,28 +404,9 @@ def pair_alloc_unsynchronized(ctx):
     peer_keys = [k for k in (peer_arrive_key(va, i) for i in insts if i.op == "mbarrier") if k is not None]
     paired_work = ("tcgen05.mma", "tcgen05.cp", "tcgen05.commit", "tcgen05.shift")
 
-    def transfer(state: int, inst) -> int:
-        if inst.op == "barrier" and "cluster" in inst.parts and "arrive" in inst.parts:
-            return max(state, _CLUSTER_ARRIVED)
-        if inst.op == "barrier" and "cluster" in inst.parts and "wait" in inst.parts:
-            # the wait completes the phase of this thread's last arrive: a barrier whose arrive came before the
-            # paired work (arrive early, wait late) does not order the peer's work after this thread's
-            return _PEER_SYNCED if state >= _CLUSTER_ARRIVED else state
-        if inst.op == "tcgen05" and inst.family in paired_work and cta_group(inst) == 2:
-            return _UNSYNCED
-        if peer_keys and inst.op == "mbarrier":
-            s = ctx.sync.site(inst)
-            if s is not None and s.waits and any(s.key.may_alias(k) for k in peer_keys):
-                return _PEER_SYNCED
-        return state
-
-    unsynced: set[int] = set()
-
-    def observe(_klass, state, inst, _facts):
-        if inst.index in pair and state != _PEER_SYNCED:
-            unsynced.add(inst.index)
-
-    ctx.simulate(transfer, _UNSYNCED, observe, relevant=lambda i: i.op in ("barrier", "tcgen05", "mbarrier"))
+    work = frozenset(i.index for i in insts if i.op == "tcgen05" and i.family in paired_work and cta_group(i) == 2)
+    unsynced = {i for i in pair for k in ctx.threads.classes
+                if ctx.sync.executes(k, insts[i]) and not ctx.sync.peer_synced(k, insts[i], work, tuple(peer_keys))}
     for idx in sorted(unsynced):
         i = insts[idx]
         if i.family == "tcgen05.alloc":
@@ -474,22 +450,8 @@ def _paired_work_of_other_warps(ctx, deallocs, paired_work, peer_keys) -> None:
                 continue
             after = {c.index for c in cluster_waits
                      if sync.executes(kd, c) and sync.all_happen_before(ws, kw, c, kd) is not False} | peer_waits
-            idxs = {d.index for d in todo}
-            unsynced: set[int] = set()
-
-            def transfer(synced, inst, after=after):
-                if inst.index in after:
-                    return True
-                if inst.op == "tcgen05" and inst.family in paired_work and cta_group(inst) == 2:
-                    return False
-                return synced
-
-            def observe(_klass, synced, inst, _facts, idxs=idxs, unsynced=unsynced):
-                if inst.index in idxs and not synced:
-                    unsynced.add(inst.index)
-
-            ctx.simulate(transfer, False, observe, classes=[kd],
-                         relevant=lambda i: i.op in ("barrier", "tcgen05", "mbarrier"))
+            unsynced = {d.index for d in todo
+                        if not sync.peer_synced(kd, d, frozenset(w.index for w in work), (), frozenset(after), False)}
             for idx in sorted(unsynced):
                 reported.add(idx)
                 w = ws[-1]

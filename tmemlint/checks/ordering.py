@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tmemlint.analysis.control import reach_bits
 from tmemlint.analysis.regions import collect_accesses
+from tmemlint.analysis.sync import ASYNC_TCGEN05
 from tmemlint.analysis.values import defined_regs, used_regs
 from tmemlint.checks.context import Grouping
 from tmemlint.checks.registry import rule
@@ -1035,54 +1036,22 @@ def missing_tcgen05_fence(ctx):
     over (an arrive, a barrier; ``tcgen05.commit`` is one implicitly), and tcgen05.fence::after_thread_sync
     between a wait (mbarrier wait, barrier) and the asynchronous tcgen05 operations that it orders after other
     threads' work, and between the synchronization and a tcgen05.dealloc of columns that other threads used (the
-    ISA's "before dealloc" pattern: fence::before_thread_sync, barrier, fence::after_thread_sync, dealloc).  Both
-    sides are followed on the paths of each warp class, across basic blocks (the try_wait loop
-    of a wait is a block of its own); one finding per synchronization instruction, at it.  Triton, CuTe DSL and
-    CUTLASS output omit the fences, so this rule is opt-in."""
-    from tmemlint.analysis.sync import ASYNC_TCGEN05, is_handover, is_sync
-
+    ISA's "before dealloc" pattern: fence::before_thread_sync, barrier, fence::after_thread_sync, dealloc).  The
+    synchronization events and their fences are the happens-before engine's (``SyncModel.fencing``: releases are
+    the sites that arrive, waits those that wait, on the paths of each warp class, across basic blocks); one
+    finding per synchronization instruction, at it.  Triton, CuTe DSL and CUTLASS output omit the fences, so this
+    rule is opt-in."""
     insts = ctx.function.instructions
     if not any(i.family in ASYNC_TCGEN05 for i in insts):
         return
-
-    def releases(inst) -> bool:
-        return is_sync(inst) or is_handover(inst) or (
-            inst.op == "barrier" and "cluster" in inst.parts and "arrive" in inst.parts)
-
-    def waits(inst) -> bool:
-        return is_sync(inst)
-
-    handed: dict[int, set] = {}  # async tcgen05 operation -> the synchronizations it reaches with no fence
+    fencings = ctx.sync.unfenced()
+    handed: dict[int, list[int]] = {}  # async tcgen05 operation -> the releases it reaches with no fence
     after: dict[int, int] = {}  # wait -> the async tcgen05 operation after it with no fence between
-
-    def transfer(prop, inst):
-        pending, waited = prop
-        fam = inst.family
-        if fam in ASYNC_TCGEN05:
-            return frozenset({inst.index}) | pending if len(pending) < 4 else pending, frozenset()
-        if fam == "tcgen05.dealloc":
-            return pending, frozenset()
-        if fam in ("tcgen05.fence::before_thread_sync", "tcgen05.commit"):
-            return frozenset(), waited
-        if fam == "tcgen05.fence::after_thread_sync":
-            return pending, frozenset()
-        if releases(inst):
-            pending = frozenset()
-        if waits(inst):
-            waited = frozenset({inst.index})
-        return pending, waited
-
-    def observe(_klass, prop, inst, _facts):
-        pending, waited = prop
-        if inst.family in ASYNC_TCGEN05 or inst.family == "tcgen05.dealloc":
-            for w in waited:
-                after.setdefault(w, inst.index)
-        elif releases(inst):
-            for a in pending:
-                handed.setdefault(a, set()).add(inst.index)
-
-    ctx.simulate(transfer, (frozenset(), frozenset()), observe,
-                 relevant=lambda i: i.op in ("tcgen05", "bar", "barrier", "mbarrier"))
+    for f in fencings:
+        for a in f.unfenced_before:
+            handed.setdefault(a.index, []).append(f.inst.index)
+        if f.unfenced_after is not None:
+            after[f.inst.index] = f.unfenced_after.index
     # one root cause per operation with no fence before its hand-overs: reported at the first of them
     before: dict[int, tuple[int, list[int]]] = {}
     for a, syncs in sorted(handed.items()):
