@@ -41,7 +41,8 @@ Route = tuple[Node, "tuple[Guard, bool] | None", "tuple[int, ...] | None"]
 
 _T = TypeVar("_T")
 
-#: Block visits allowed per simulation before giving up (reported as TM901 by the caller).
+#: Block visits allowed per simulation before giving up (reported as TM901 by the caller); read when a simulation
+#: is made, so that a test can lower it in the compiled module too (tests/test_scale.py).
 DEFAULT_BUDGET = 400_000
 
 
@@ -94,7 +95,7 @@ class PropertySimulation:
     ``observe(prop, inst, facts)``, if given, is called before ``transfer`` for every executed instruction."""
 
     def __init__(self, cfg: CFG, va: ValueAnalysis, klass: WarpClass, transfer: Transfer, init: Hashable,
-                 observe: Observe | None = None, budget: int = DEFAULT_BUDGET,
+                 observe: Observe | None = None, budget: int | None = None,
                  relevant: Callable[[Instruction], bool] | None = None, init_facts: Facts = frozenset(),
                  oracle: GuardOracle | None = None, transfer_facts: bool = False) -> None:
         """``init_facts``: the facts of the entry state (a callee simulated at a call starts with the caller's);
@@ -111,7 +112,7 @@ class PropertySimulation:
         self.transfer = transfer
         self.observe = observe
         self.init = init
-        self.budget = budget
+        self.budget = DEFAULT_BUDGET if budget is None else budget
         self._dep_indices: set[int] = set()
         self._deps_seen = 0
         #: definitions of registers with several definitions: a constant written there is a path fact
