@@ -32,6 +32,8 @@ from functools import cached_property
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any, cast
 
+from mypy_extensions import mypyc_attr
+
 from tmemlint.analysis.control import on_cycle
 from tmemlint.analysis.lifecycle import consistent_choice_facts
 from tmemlint.analysis.paths import identity_transfer
@@ -320,6 +322,7 @@ _Fences = tuple[frozenset[int], frozenset[int]]
 _MAX_PENDING = 4
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # publication.ReleaseSyncModel overrides site (mypyc)
 class SyncModel:
     """Happens-before of one function (see the module docstring), computed on demand per warp class and cached.
 
