@@ -59,7 +59,8 @@ def compiler_problem() -> str | None:
         except (OSError, subprocess.SubprocessError) as e:
             return f"the C compiler {cc[0]!r} could not be run ({e})"
         if run.returncode != 0 or not obj.is_file():
-            return f"the C compiler {cc[0]!r} failed on a probe (exit {run.returncode}): {run.stderr.strip()[:300]}"
+            said = run.stderr.strip()[:300]
+            return f"the C compiler {cc[0]!r} failed on a probe (exit {run.returncode}){': ' + said if said else ''}"
     return None
 
 
