@@ -37,6 +37,8 @@ from functools import cached_property
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any, cast
 
+from mypy_extensions import mypyc_attr
+
 from tmemlint.analysis.cfg import Node
 from tmemlint.analysis.control import can_reach, natural_loops, on_cycle
 from tmemlint.analysis.lifecycle import consistent_choice_facts
@@ -223,6 +225,7 @@ _Fences = tuple[frozenset[int], frozenset[int]]
 _MAX_PENDING = 4
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # publication.ReleaseSyncModel overrides site (mypyc)
 class SyncModel:
     """Happens-before of one function (see the module docstring), computed on demand per warp class and cached.
 

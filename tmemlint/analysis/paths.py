@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from heapq import heappop, heappush
 from typing import Any, TypeVar
 
+from mypy_extensions import mypyc_attr
+
 from tmemlint.analysis.cfg import CFG, EXIT, Node
 from tmemlint.analysis.feasibility import Feasibility
 from tmemlint.analysis.threads import GuardOracle, WarpClass
@@ -40,7 +42,8 @@ Route = tuple[Node, "tuple[Guard, bool] | None", "tuple[int, ...] | None"]
 
 _T = TypeVar("_T")
 
-#: Block visits allowed per simulation before giving up (reported as TM901 by the caller).
+#: Block visits allowed per simulation before giving up (reported as TM901 by the caller); read when a simulation
+#: is made, so that a test can lower it in the compiled module too (tests/test_scale.py).
 DEFAULT_BUDGET = 400_000
 
 
@@ -55,11 +58,13 @@ class BudgetExceeded(Exception):
     """The simulation needed more than its budget of block visits."""
 
 
+@mypyc_attr(native_class=False)  # mypyc compiles no subclass of a built-in type
 class Fork(frozenset[Hashable]):
     """Returned by a transfer function: the instruction leads to any one of these property values (a ``call``
     whose callee's paths end in different states); the path forks, with the same facts, into one state each."""
 
 
+@mypyc_attr(native_class=False)
 class Branches(tuple[tuple[Hashable, Facts], ...]):
     """Returned by a transfer function that takes the path's facts (``transfer_facts``): ``((prop, facts), …)``,
     the instruction leads to any one of these states, each with its own facts (a ``call`` whose callee's paths
@@ -91,7 +96,7 @@ class PropertySimulation:
     ``observe(prop, inst, facts)``, if given, is called before ``transfer`` for every executed instruction."""
 
     def __init__(self, cfg: CFG, va: ValueAnalysis, klass: WarpClass, transfer: Transfer, init: Hashable,
-                 observe: Observe | None = None, budget: int = DEFAULT_BUDGET,
+                 observe: Observe | None = None, budget: int | None = None,
                  relevant: Callable[[Instruction], bool] | None = None, init_facts: Facts = frozenset(),
                  oracle: GuardOracle | None = None, transfer_facts: bool = False,
                  feasibility: Feasibility | None = None) -> None:
@@ -111,21 +116,19 @@ class PropertySimulation:
         self.transfer = transfer
         self.observe = observe
         self.init = init
-        self.budget = budget
+        self.budget = DEFAULT_BUDGET if budget is None else budget
         self._dep_indices: set[int] = set()
         self._deps_seen = 0
         #: definitions of registers with several definitions: a constant written there is a path fact
         self._regval_defs = va.multi_def_writes
-        self._regval_memo: dict[tuple[int, Facts], Facts] = va.__dict__.setdefault("_regval_memo", {})
+        self._regval_memo: dict[tuple[int, Facts], Facts] = va.regval_memo
         #: ``_kill`` results of this oracle's ``deps`` (a ``BoundOracle`` has its own)
-        self._kill_memo: dict[tuple[int, Facts, int], Facts] = oracle.__dict__.setdefault("_kill_memo", {})
+        self._kill_memo: dict[tuple[int, Facts, int], Facts] = oracle.kill_memo
         #: ``_branch`` outcomes by (instruction index, facts), shared by every simulation with this oracle
-        self._branches: dict[tuple[int, Facts], tuple[tuple[bool, Facts], ...]] = oracle.__dict__.setdefault(
-            "_branch_memo", {})
+        self._branches: dict[tuple[int, Facts], tuple[tuple[bool, Facts], ...]] = oracle.branch_memo
         #: the same refined by ``feasibility`` (one per function, as the value analysis), shared likewise: most
         #: branches are asked again and again, and the refinement is a pure function of the outcomes
-        self._refined: dict[tuple[int, Facts], tuple[tuple[bool, Facts], ...]] = oracle.__dict__.setdefault(
-            "_refined_branch_memo", {})
+        self._refined: dict[tuple[int, Facts], tuple[tuple[bool, Facts], ...]] = oracle.refined_branch_memo
         #: instructions that need full processing: guarded ones, exits, and those the property looks at;
         #: every other instruction only kills the facts that depend on its definitions (computed once per
         #: ``relevant`` for all the warp classes of a ``FunctionContext.simulate``)
@@ -242,7 +245,7 @@ class PropertySimulation:
         # predecessors, so each block of an acyclic region is visited once per property change instead of once per
         # arrival (a LIFO stack re-walked everything below a join each time one more predecessor arrived: quadratic
         # visits with linear fact sets on a chain of diamonds)
-        rank, routes = _per_object(self.va.__dict__.setdefault("_routing", {}), cfg, lambda: _routing(cfg))
+        rank, routes = _per_object(self.va.routing, cfg, lambda: _routing(cfg))
         work: list[tuple[int, int]] = []  # (rank, block id): a heap
         queued: set[int] = set()
 
@@ -271,7 +274,7 @@ class PropertySimulation:
                 heappush(work, (rank[node], node))
 
         plans: dict[int, tuple[list[Instruction], frozenset[int]]] = _per_object(
-            self.va.__dict__.setdefault("_plans", {}), self._interesting, dict)
+            self.va.plans, self._interesting, dict)
         first = next(iter(g.successors("entry")))
         arrive(first, self.init, self.init_facts, None)
         visits = 0

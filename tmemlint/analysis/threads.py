@@ -195,12 +195,18 @@ class GuardOracle:
         self.deps: dict[object, frozenset[int]] = va.guard_deps
         #: ``truth`` results by (predicate value, facts): the simulation asks the same question on every visit
         self._truths: dict[tuple[Value, Facts], bool | None] = {}
+        #: ``paths.PropertySimulation``'s ``_kill`` results and branch outcomes, shared by every simulation with
+        #: this oracle (declared here: a compiled class has no ``__dict__`` to add them to)
+        self.kill_memo: dict[Any, Any] = {}
+        self.branch_memo: dict[Any, Any] = {}
+        #: the same outcomes refined by ``analysis.feasibility`` (a pure function of the outcomes)
+        self.refined_branch_memo: dict[Any, Any] = {}
 
     def _paired(self) -> bool:
         """Whether the function issues ``.cta_group::2`` instructions (its cluster has at least 2 CTAs)."""
-        p: bool | None = self.va.__dict__.get("_paired")
+        p = self.va.cta_pair
         if p is None:
-            p = self.va.__dict__["_paired"] = any(
+            p = self.va.cta_pair = any(
                 i.op == "tcgen05" and "cta_group::2" in i.parts for i in self.va.insts)
         return p
 
@@ -354,7 +360,7 @@ def cross_warp_facts(va: ValueAnalysis, facts: Facts) -> Facts:
     Only cross-class combinations use this (``consistent_choice``): within one thread the opaque values keep their
     definitions, so a loop that reloads still sees a new value.  Assumes the kernel does not write the launch data
     it branches on while warps read it (a documented limit)."""
-    whole: dict[Facts, Facts] = va.__dict__.setdefault("_cross_warp_sets", {})
+    whole: dict[Facts, Facts] = va.cross_warp_sets
     hit = whole.get(facts)
     if hit is not None:
         return hit
@@ -365,7 +371,7 @@ def cross_warp_facts(va: ValueAnalysis, facts: Facts) -> Facts:
 
 
 def _cross_warp(va: ValueAnalysis, facts: Facts) -> Facts:
-    cache: dict[FactKey, FactKey] = va.__dict__.setdefault("_cross_warp", {})
+    cache: dict[FactKey, FactKey] = va.cross_warp_keys
     out: list[Fact] = []
     changed = False
     for key, val in facts:

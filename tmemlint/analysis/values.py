@@ -216,6 +216,19 @@ class ValueAnalysis:
         self.oracles: dict[int, tuple[object, Any]] = {}
         #: ``PropertySimulation``'s instructions of interest per ``relevant`` predicate (``paths._per_object``)
         self.interesting: dict[int, tuple[object, set[int]]] = {}
+        #: caches of the modules above, declared here (not added to ``__dict__`` on first use) so the class has a
+        #: fixed layout (a compiled class has no ``__dict__``): ``PropertySimulation``'s register-value facts by
+        #: (instruction index, facts), its per-CFG routing and per-``relevant`` block plans (``paths._per_object``)
+        self.regval_memo: dict[Any, Any] = {}
+        self.routing: dict[int, tuple[object, Any]] = {}
+        self.plans: dict[int, tuple[object, Any]] = {}
+        #: ``threads.cross_warp`` results by facts, and its per-key renames
+        self.cross_warp_sets: dict[Any, Any] = {}
+        self.cross_warp_keys: dict[Any, Any] = {}
+        #: whether the function issues ``.cta_group::2`` instructions (``GuardOracle._paired``); None: not asked yet
+        self.cta_pair: bool | None = None
+        #: readers of each register (``uses_of``); None: not indexed yet
+        self._readers: dict[str, list[int]] | None = None
         #: the function's own parameters: an ``ld.param`` of another ``.param`` variable reads a call's return
         #: parameter (or an argument slot) declared in the body, never a kernel parameter (PTX ISA §5.1.6.2)
         self.param_names = frozenset(p.name for p in self.fn.params)
@@ -560,13 +573,13 @@ class ValueAnalysis:
     def uses_of(self, d: int, name: str) -> list[int]:
         """Indices of the instructions that read register ``name`` with the value definition ``d`` wrote
         (def-use chains from the reaching definitions; the readers of each register are indexed once)."""
-        readers: dict[str, list[int]] | None = self.__dict__.get("_readers")
+        readers = self._readers
         if readers is None:
             readers = {}
             for inst in self.insts:
                 for r in used_regs(inst):
                     readers.setdefault(r.name, []).append(inst.index)
-            self.__dict__["_readers"] = readers
+            self._readers = readers
         return [u for u in readers.get(name, ()) if d in self._reaching(self.insts[u], name)]
 
     def _users(self) -> dict[str, list[int]]:

@@ -71,8 +71,8 @@ def transfer_identity(transfer: Callable[..., object]) -> Hashable:
     if transfer is identity_transfer:
         return "identity"
     code = getattr(transfer, "__code__", None)
-    if code is None:
-        return ("id", id(transfer))
+    if code is None:  # a callable that mypyc compiled (no code object): the object itself, kept alive by the key,
+        return ("object", _hashable(transfer))  # so that a later one at the same address is not taken for it
     cells = tuple(_hashable(c.cell_contents) if c.cell_contents is not None else None
                   for c in (transfer.__closure__ or ()))
     return (code, cells, ("id", id(getattr(transfer, "__self__", None))))
