@@ -814,8 +814,23 @@ def _may_be_negative(e: tuple[Any, ...]) -> bool:
 
 
 #: Symbolic ("op", ...) values deeper than this become opaque: long arithmetic chains (address computations of
-#: unrolled loops) never need to be compared, and deep tuples are slow to hash.
-MAX_DEPTH = 6
+#: unrolled loops) never need to be compared.  Deep enough for a loop's trip count recomputed by each warp role
+#: from the kernel's parameters and the CTA's coordinates (FA4's ``ceil_div(seqlen_q, 128) - max((n_block * 256 +
+#: seqlen_q - seqlen_k) / 128, 0)``: 11 operations, the signed divisions written as shift/add idioms).
+MAX_DEPTH = 12
+
+
+class _Op(tuple):  # type: ignore[type-arg]
+    """An ``("op", name, *args, depth)`` value that computes its hash once (hash-consing by structure: the same
+    operation on equal uniform inputs is an equal value, in whichever warp role computes it, and a deep chain is
+    hashed from its operands' kept hashes, not walked again at every dictionary lookup)."""
+
+    def __hash__(self) -> int:
+        d = self.__dict__
+        h: int | None = d.get("_h")
+        if h is None:
+            h = d["_h"] = tuple.__hash__(self)
+        return h
 
 
 def _depth(v: Value) -> int:
@@ -824,12 +839,12 @@ def _depth(v: Value) -> int:
 
 
 def _generic(name: str, args: list[Value], idx: int) -> Value:
-    """``("op", name, *args, depth)`` when every argument is a stable uniform value and the result is no deeper
-    than ``MAX_DEPTH``, else an opaque value of definition ``idx``."""
+    """``("op", name, *args, depth)`` (an ``_Op``) when every argument is a stable uniform value and the result is
+    no deeper than ``MAX_DEPTH``, else an opaque value of definition ``idx``."""
     if all(a is not TOP and is_stable(a) and a[0] not in ("tid", "tmem") for a in args):
         d = 1 + max((_depth(a) for a in args), default=0)
         if d <= MAX_DEPTH:
-            return ("op", name, *args, d)
+            return _Op(("op", name, *args, d))
     return ("opq", idx)
 
 
