@@ -688,6 +688,8 @@ class ValueAnalysis:
                 return ("c", ~a[1])
             if a[0] in ("cmp", "pnot", "pand", "por"):
                 return _pnot(a)
+            if a is not TOP and a[0] == "op":
+                return _binop("sub", ("c", -1), a, idx)  # ~x == -1 - x in two's complement (§9.7.8.x ``not``)
             return _generic("not", args, idx)
         if op == "setp":
             cmp = next((p for p in inst.parts[1:] if p in _CMP), None)
@@ -820,7 +822,7 @@ def _may_be_negative(e: tuple[Any, ...]) -> bool:
 MAX_DEPTH = 12
 
 
-class _Op(tuple):  # type: ignore[type-arg]
+class _Op(tuple[Any, ...]):
     """An ``("op", name, *args, depth)`` value that computes its hash once (hash-consing by structure: the same
     operation on equal uniform inputs is an equal value, in whichever warp role computes it, and a deep chain is
     hashed from its operands' kept hashes, not walked again at every dictionary lookup)."""
@@ -831,6 +833,10 @@ class _Op(tuple):  # type: ignore[type-arg]
         if h is None:
             h = d["_h"] = tuple.__hash__(self)
         return h
+
+    def __reduce__(self) -> tuple[type[_Op], tuple[tuple[Any, ...]]]:
+        """Pickled without its kept hash (a string's hash differs between processes)."""
+        return _Op, (tuple(self),)
 
 
 def _depth(v: Value) -> int:
@@ -921,7 +927,24 @@ def _binop(name: str, a: Value, b: Value, idx: int) -> Value:
         return ("symx", b[1])
     if ta == "symx" and name in ("add", "sub", "and", "or"):
         return a
+    moved = _reassociated(name, a, b, idx)
+    if moved is not None:
+        return moved
     return _generic(name, [a, b], idx)
+
+
+def _reassociated(name: str, a: Value, b: Value, idx: int) -> Value | None:
+    """``x + (k - y)`` (either order) as ``(x - y) + k``, with ``k`` a constant: exact modulo 2^w (PTX ISA §5.2), so
+    that a count written ``a + ~b`` (``~b == -1 - b``) and one written ``a - b`` share the base ``a - b`` of
+    ``threads``' linear bounds; None for any other form."""
+    if name != "add":
+        return None
+    for x, y in ((a, b), (b, a)):
+        if y[0] == "op" and y[1] == "sub" and len(y) == 5 and y[2][0] == "c" and x[0] == "op":
+            diff = _binop("sub", x, y[3], idx)
+            if diff[0] == "op":
+                return _binop("add", diff, y[2], idx)
+    return None
 
 
 def _tmem_add_const(a: Value, k: int) -> Value:
