@@ -24,7 +24,8 @@ from dataclasses import dataclass
 import pytest
 
 from tmemlint import pipeline
-from tmemlint.analysis.order import BarrierKey, Ordering, Release
+from tmemlint.analysis.order import Ordering, Release
+from tmemlint.analysis.sync import BarrierKey
 from tmemlint.analysis.threads import WarpClass
 from tmemlint.checks.context import FunctionContext
 from tmemlint.ir import Instruction
@@ -333,11 +334,9 @@ def test_mbarrier_wait_on_another_barrier_orders_nothing():
     assert o.describe() == "no wait on the barrier it arrives on"
 
 
-@pytest.mark.xfail(strict=True, reason="PTX ISA §9.7.13.15: phase 0 of bar0 (count 1) completes only with an "
-                                       "arrival, and warp 0's arrive after the store is the only one on bar0: when "
-                                       "warp 0 skips it (flag == 0), warp 1's wait never returns and its load never "
-                                       "runs, so every load that runs is ordered. The model pairs warp 0's path "
-                                       "without the arrive with warp 1's path through the wait and answers False")
+# PTX ISA §9.7.13.15: phase 0 of bar0 (count 1) completes only with an arrival, and warp 0's arrive after the store
+# is the only one on bar0: when warp 0 skips it (flag == 0), warp 1's wait never returns and its load never runs,
+# so every load that runs is ordered (``SyncModel._wait_never_returns``)
 def test_a_wait_only_the_skippable_arrive_can_complete_still_orders():
     # the arrive skipped when the kernel's ``flag`` parameter is 0 (a CTA-uniform branch warp 1 does not test)
     arrive = "\t@%p15 mbarrier.arrive.shared::cta.b64 %rd1, [bar0]; // @arrive\n"
@@ -638,11 +637,9 @@ MBAR_TWO = swap(MBAR, "\tsetp.eq.u32 %p2, %r2, 1;\n",
     "\tbra.uni DONE;\nOTHER:\n\t@%p14 mbarrier.arrive.shared::cta.b64 %rd3, [bar0];\n"
 
 
-@pytest.mark.xfail(strict=True, reason="PTX ISA §9.7.13.15.1-2: a phase completes when its pending arrival count "
-                                       "reaches 0; with the expected count 1, thread 64's arrival may complete phase 0 "
-                                       "before warp 0's, so warp 1's wait for phase 0 does not order warp 0's store. "
-                                       "The model counts only the arrivals of the releasing class, never the "
-                                       "mbarrier.init count or other classes' arrivals")
+# PTX ISA §9.7.13.15.1-2: a phase completes when its pending arrival count reaches 0; with the expected count 1,
+# thread 64's arrival may complete phase 0 before warp 0's, so warp 1's wait for phase 0 does not order warp 0's
+# store (``SyncModel._completed_by_others``)
 def test_another_warps_arrival_may_complete_the_phase_first():
     k = build(MBAR_TWO)
     assert [c.warps for c in k.ctx.threads.classes] == [(0,), (1,), (2,), (3,)]

@@ -19,7 +19,8 @@ import pytest
 
 from test_engine import IDESC_M128_N64, Kernel, build, swap
 from tmemlint.analysis.regions import TmemAddr, collect_accesses
-from tmemlint.analysis.threads import lanes_on_path, normalize
+from tmemlint.analysis.threads import (WarpClass, distinct_warps, lanes_on_path, normalize, one_warp_executes,
+                                      warps_executing)
 from tmemlint.analysis.values import TOP, const_candidates
 from tmemlint.ir import Instruction
 from tmemlint.threadexpr import eval_tid
@@ -473,6 +474,96 @@ def test_bar_sync_defines_no_register():
     # twin of the above: bar.sync has no destination, the constant reaches the use
     body = "\tmov.u32 %r60, 7;\n\tbar.sync 0;\n\tadd.u32 %r61, %r60, 1;\n\tst.shared.u32 [slot], %r61; // @red\n"
     assert stored(mini(body), "red") == ("c", 8)
+
+
+# ---- warp indices by bit-field extract and by a full-warp reduction (PTX ISA §9.7.1 bfe, §9.7.13.13 redux) ------
+
+BFE = """
+\tbfe.u32 %r50, %r1, 5, 3;
+\tst.shared.u32 [slot], %r50; // @u
+\tbfe.s32 %r51, %r1, 5, 3;
+\tst.shared.u32 [slot], %r51; // @s
+\tbfe.u32 %r52, %r1, 5, 0;
+\tst.shared.u32 [slot], %r52; // @zero
+\tbfe.u32 %r53, %r1, 40, 3;
+\tst.shared.u32 [slot], %r53; // @beyond
+\tbfe.u32 %r54, %r1, %r9, 3;
+\tst.shared.u32 [slot], %r54; // @regpos
+\tmov.u32 %r55, 0xF0;
+\tbfe.u32 %r56, %r55, 4, 2;
+\tst.shared.u32 [slot], %r56; // @const
+"""
+
+
+def test_bfe_of_tid_is_the_field_as_a_thread_expression():
+    k = mini(BFE, ntid=256)
+    assert per_thread(stored(k, "u"), 256) == [(t >> 5) & 7 for t in range(256)]
+    # signed: bit 7 of %tid.x sign-extends the 3-bit field (warps 4-7 give -4 .. -1)
+    assert per_thread(stored(k, "s"), 256) == [((t >> 5) & 7) - 8 * ((t >> 7) & 1) for t in range(256)]
+    assert stored(k, "zero") == ("c", 0)  # length 0
+    assert stored(k, "beyond") == ("c", 0)  # unsigned, start beyond the msb
+    assert stored(k, "const") == ("c", 3)  # (0xF0 >> 4) & 3
+
+
+def test_bfe_with_a_register_start_is_unknown():
+    # twin of the above: the start position is a kernel parameter
+    k = mini(BFE, ntid=256)
+    assert stored(k, "regpos")[0] == "opq"
+
+
+REDUX = """
+\tredux.sync.min.u32 %r60, %r2, -1;
+\tst.shared.u32 [slot], %r60; // @min
+\tredux.sync.or.b32 %r61, %r2, 0xffff;
+\tst.shared.u32 [slot], %r61; // @or
+\tredux.sync.add.u32 %r62, %r2, -1;
+\tst.shared.u32 [slot], %r62; // @add
+\tredux.sync.min.u32 %r63, %r1, -1;
+\tst.shared.u32 [slot], %r63; // @lane
+\tredux.sync.max.u32 %r64, %r9, -1;
+\tst.shared.u32 [slot], %r64; // @param
+"""
+
+
+def test_redux_min_or_of_a_warp_uniform_value_is_that_value():
+    k = mini(REDUX, ntid=256)
+    assert per_thread(stored(k, "min"), 256) == [t >> 5 for t in range(256)]
+    assert per_thread(stored(k, "or"), 256) == [t >> 5 for t in range(256)]  # any mask: every participant agrees
+    assert stored(k, "param") == ("param", "flag", 0)  # a CTA-uniform value: the same in every warp
+
+
+def test_redux_that_counts_participants_or_of_a_lane_varying_value_is_unknown():
+    # twins: .add sums the participants' values; %tid.x differs between the lanes of a warp
+    k = mini(REDUX, ntid=256)
+    assert stored(k, "add")[0] == "opq"
+    assert stored(k, "lane")[0] == "opq"
+
+
+def test_a_bfe_warp_index_guard_splits_the_warps():
+    body = "\tbfe.u32 %r70, %r1, 5, 3;\n\tsetp.eq.u32 %p20, %r70, 4;\n\t@%p20 bra DONE;\n" \
+           "\ttcgen05.ld.sync.aligned.32x32b.x4.b32 {%r44, %r45, %r46, %r47}, [%r5]; // @rest\n"
+    k = mini(body, ntid=256)
+    assert classes(k) == [((0, 1, 2, 3, 5, 6, 7), "warps 0, 1, 2, 3, 5, 6, 7", 7), ((4,), "warp 4", 1)]
+
+
+# ---- who executes an instruction: warps of a class on a path (threads.warps_executing, one_warp_executes) --------
+
+def test_a_warpid_role_path_is_claimed_for_one_warp_and_its_other_outcome_for_other_warps():
+    k4 = WarpClass((0, 1, 2, 3), 128, True)
+    role = ("cmp", "eq", ("opq", ("sreg", "%warpid")), ("c", 0))
+    flag = ("cmp", "eq", ("param", "flag", 0), ("c", 0))
+    on_role, off_role, plain = frozenset({(role, True)}), frozenset({(role, False)}), frozenset({(flag, True)})
+    assert warps_executing(k4, {plain}) == 4  # a CTA-uniform path: every warp of the class
+    assert warps_executing(k4, {on_role}) == 1  # a %warpid role: one warp claimed (PTX ISA §10.4)
+    assert warps_executing(k4, {on_role, plain}) == 1  # the fewest over the paths
+    assert warps_executing(k4, set()) == 0  # not executed
+    assert warps_executing(k4, None) == 4  # paths not kept: the class
+    assert distinct_warps(on_role, off_role) and not distinct_warps(on_role, on_role | plain)
+    assert one_warp_executes(k4, [{on_role}, {on_role | plain}])
+    # twins: the other outcome of the role test is another warp; a CTA-uniform path is every warp
+    assert not one_warp_executes(k4, [{on_role}, {off_role}])
+    assert not one_warp_executes(k4, [{on_role}, {plain}])
+    assert one_warp_executes(WarpClass((4,), 256, True), [{plain}, {plain}])
 
 
 # ---- ValueAnalysis: one trip count computed by two warp roles (FA4's backward kernel) -------------------------

@@ -22,7 +22,6 @@ CLEAN = [
     "context.py",
     "tmem.py",
     "publication.py",
-    "barriers.py",
     "witness.py",
     "cluster.py",
     "lifecycle.py",

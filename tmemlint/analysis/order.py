@@ -22,7 +22,12 @@ Phases are counted along each path, so a ``__syncthreads`` that both classes pas
 ``a``.  Limits: counts stop at ``MANY`` (loops): a class that arrives on ``X`` in a loop is then taken to order ``a``
 before every wait of ``kb`` on ``X``; an mbarrier whose address is not known exactly (an unknown offset into a
 shared buffer holding many barriers, an address from ``mapa``) matches any such mbarrier and its phases are not
-counted; a barrier id in a register that is not constant matches any barrier id.
+counted; a barrier id in a register that is not constant matches any barrier id.  Expected counts
+(``mbarrier.init``): with a count of 1, another class's arrival not ordered after ``a`` may complete the phase
+first and then orders nothing (``_completed_by_others``); other counts are not compared with the arrivals.  A wait
+for phase 0 of an mbarrier that only ``ka`` arrives on, on a path where ``ka`` never arrives, never returns: that
+pair of paths does not happen (``_wait_never_returns``).  The events and barrier identities are the classifier's
+(``analysis.sync``).
 """
 
 from __future__ import annotations
@@ -34,12 +39,14 @@ from typing import TYPE_CHECKING, Any, cast
 
 from tmemlint.analysis.control import on_cycle
 from tmemlint.analysis.lifecycle import consistent_choice_facts
+from tmemlint.analysis.mbarriers import expected_counts
 from tmemlint.analysis.paths import identity_transfer
-from tmemlint.analysis.sync import ASYNC_TCGEN05, WARP_COLLECTIVE, tmem_operand_indices
-from tmemlint.analysis.threads import cross_warp_facts, is_lane_fact, undecidable_pair
+from tmemlint.analysis.sync import (ASYNC_TCGEN05, WARP_COLLECTIVE, AddressForm, BarrierKey, SyncEvent,
+                                    address_form, sync_event, tmem_operand_indices)
+from tmemlint.analysis.threads import (cross_warp_facts, is_lane_fact, other_warp_view, undecidable_pair,
+                                      warps_executing)
 from tmemlint.analysis.threads import Facts
-from tmemlint.analysis.values import TOP, Value, ValueAnalysis, defined_regs
-from tmemlint.ir import Address, Instruction, Reg
+from tmemlint.ir import Instruction
 
 if TYPE_CHECKING:  # pragma: no cover
     from tmemlint.analysis.context import AnalysisContext
@@ -49,131 +56,7 @@ if TYPE_CHECKING:  # pragma: no cover
 _PerFacts = dict[int, dict[Facts, int]]
 
 
-@dataclass(frozen=True, slots=True)
-class BarrierKey:
-    """A barrier instance: ``kind`` is ``"bar"`` (``ident``: the barrier id, None when not constant), ``"mbar"``
-    (``ident``: ``(variable, byte offset)``, the offset None when unknown; ``ident`` None when the address is not
-    known) or ``"cluster"``."""
-
-    kind: str
-    ident: Any = None
-
-    @property
-    def exact(self) -> bool:
-        """Whether the key names one barrier (a constant id, a variable at a known offset): only then are its
-        phases counted."""
-        if self.kind == "cluster":
-            return True
-        if self.kind == "bar":
-            return self.ident is not None
-        return self.ident is not None and self.ident[1] is not None
-
-    def may_alias(self, other: "BarrierKey") -> bool:
-        """Whether the two keys can name the same barrier instance."""
-        if self.kind != other.kind:
-            return False
-        a, b = self.ident, other.ident
-        if a is None or b is None or a == b:
-            return True
-        if self.kind == "mbar":
-            return a[0] == b[0] and (a[1] is None or b[1] is None)
-        return False
-
-
-@dataclass(frozen=True, slots=True)
-class SyncSite:
-    """What one instruction does to a barrier instance: ``arrives`` (releases: the thread's earlier work is visible
-    to whoever waits for the phase) and/or ``waits`` (acquires: the thread goes on only once the phase completed)."""
-
-    key: BarrierKey
-    arrives: bool
-    waits: bool
-
-
-def _mbar_key(values: ValueAnalysis, inst: Instruction) -> BarrierKey:
-    addr = next((o for o in inst.operands if type(o) is Address), None)
-    v = values.value(inst, addr) if addr is not None else TOP
-    return _key_of(v)
-
-
-def _key_of(v: Value) -> BarrierKey:
-    """The mbarrier key of shared-memory address value ``v``."""
-    if v is not TOP and v[0] == "sym":
-        return BarrierKey("mbar", (v[1], v[2]))
-    if v is not TOP and v[0] == "symx":
-        return BarrierKey("mbar", (v[1], None))
-    return BarrierKey("mbar", None)
-
-
-def sync_site(values: ValueAnalysis, inst: Instruction) -> SyncSite | None:
-    """The barrier effect of ``inst`` (PTX ISA §9.7.13.1, §9.7.13.4, §9.7.13.15, §9.7.16.8.4), or None."""
-    op, parts = inst.op, inst.parts
-    if op in ("bar", "barrier"):
-        if len(parts) > 1 and parts[1] == "cluster":
-            return SyncSite(BarrierKey("cluster"), "arrive" in parts, "wait" in parts)
-        if len(parts) > 1 and parts[1] == "warp":
-            return None  # bar.warp.sync: one warp
-        ident = None
-        at = 1 if "red" in parts else 0  # bar.red.popc.u32 d, a{, b}, {!}c: the barrier is a (§9.7.13.1)
-        if len(inst.operands) > at:
-            v = values.value(inst, inst.operands[at])
-            ident = v[1] if v is not TOP and v[0] == "c" else None
-        arrive_only = "arrive" in parts
-        return SyncSite(BarrierKey("bar", ident), True, not arrive_only)
-    if op == "mbarrier" and len(parts) > 1:
-        if parts[1].startswith("arrive"):
-            return SyncSite(_mbar_key(values, inst), True, False)
-        if parts[1] in ("try_wait", "test_wait"):
-            if not wait_result_tested(values, inst):
-                return None  # its result never decides anything: the thread goes on whether the phase completed
-            return SyncSite(_mbar_key(values, inst), False, True)
-        return None
-    if inst.family == "tcgen05.commit" or (op == "cp" and "mbarrier" in parts and "arrive" in parts):
-        return SyncSite(_mbar_key(values, inst), True, False)
-    return None
-
-
-#: Opcodes that decide control flow from a predicate or register they read (a retry loop's ``@!%p bra WAIT``, a
-#: ``@!%p trap``): a wait result that reaches one of them is tested.
-_CONTROL = {"bra", "brx", "ret", "exit", "trap", "call"}
-
-#: Def-use steps followed from a wait's result before it is taken as tested.
-_MAX_TEST_STEPS = 256
-
-
-def wait_result_tested(values: ValueAnalysis, inst: Instruction) -> bool:
-    """Whether the result of ``mbarrier.try_wait`` / ``test_wait`` ``inst`` may decide what the thread does next:
-    PTX ISA §9.7.13.15.16: ``test_wait`` does not block and ``try_wait`` returns False when its time limit elapses
-    before the phase completes, so either acquires the phase only where the program goes on by its result being
-    True (the retry loop ``@!%p bra WAIT``, a ``selp``/``setp`` of it then a branch, a loop exit on it).  Follows
-    the def-use chains from the result register through instructions that compute registers; True when a chain
-    reaches a control instruction (``_CONTROL``) or leaves the registers (a store, an instruction with no
-    register result, a call), or the walk passes ``_MAX_TEST_STEPS`` (kept as a wait: the safe side for the
-    rules, which then see the wait they expect); False only when every use of the result only computes registers
-    none of which is ever tested, or there is none."""
-    if not inst.operands or type(inst.operands[0]) is not Reg:
-        return True
-    work = [(inst.index, inst.operands[0].name)]
-    seen: set[tuple[int, str]] = set()
-    steps = 0
-    while work:
-        d, name = work.pop()
-        if (d, name) in seen:
-            continue
-        seen.add((d, name))
-        for u in values.uses_of(d, name):
-            steps += 1
-            if steps > _MAX_TEST_STEPS:
-                return True
-            user = values.insts[u]
-            defs = defined_regs(user)
-            if user.op in _CONTROL or not defs:
-                return True
-            work.extend((u, r.name) for r in defs)
-    return False
-
-
-def _is_release(inst: Instruction, site: SyncSite) -> bool:
+def _is_release(inst: Instruction, site: SyncEvent) -> bool:
     """Whether ``inst`` hands something back without waiting: ``mbarrier.arrive`` / ``arrive_drop`` (not
     ``.expect_tx``, a producer announcing bytes) or ``bar.arrive`` / ``barrier.arrive`` (not the cluster barrier).
     A ``tcgen05.commit`` is not: it hands over its own asynchronous operations' results when they complete."""
@@ -221,33 +104,6 @@ class _Counts:
     #: per observed instruction and fact set, the most waits of any thread of the class: what a warp-collective
     #: (``.sync.aligned``) instruction is ordered after, since every lane of the warp reaches it together
     lane_waits: _PerFacts
-
-
-def peer_arrive_key(values: ValueAnalysis, inst: Instruction) -> BarrierKey | None:
-    """The local mbarrier whose counterpart in a peer CTA ``inst`` arrives on: an ``mbarrier.arrive`` (or
-    ``tcgen05.commit … .multicast::cluster``) whose address is ``mapa`` of a local address (PTX ISA §9.7.9.22:
-    the same variable in CTA ``r`` of the cluster).  A kernel whose CTAs run the same code receives, on its own
-    barrier at that address, the arrival its peer makes with the same instruction; None for a local arrive."""
-    if not (inst.op == "mbarrier" and len(inst.parts) > 1 and inst.parts[1].startswith("arrive")):
-        return None
-    addr = next((o for o in inst.operands if type(o) is Address), None)
-    if addr is None or addr.base is None or not hasattr(addr.base, "name"):
-        return None
-    at, name = inst, addr.base.name
-    for _ in range(4):  # through register copies (mapa, then mov/cvt to the arrive's register)
-        for d in values._reaching(at, name):
-            src = values.insts[d]
-            if src.op == "mapa" and len(src.operands) >= 2:
-                return _key_of(values.value(src, src.operands[1]))
-        defs = values._reaching(at, name)
-        if len(defs) != 1:
-            return None
-        src = values.insts[defs[0]]
-        if src.op not in ("mov", "cvt") or len(src.operands) != 2 or not hasattr(src.operands[1], "name") \
-                or src.operands[1].name.startswith("%") and "." in src.operands[1].name:
-            return None
-        at, name = src, src.operands[1].name
-    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,11 +156,11 @@ class Fencing:
     operations (ld, st, mma, cp, shift: ``ASYNC_TCGEN05``) before the synchronization that releases them, and
     ``tcgen05.fence::after_thread_sync`` orders the operations (and a ``tcgen05.dealloc``) after a wait after it.
 
-    ``inst``: the event, an instruction with a ``SyncSite``.  ``unfenced_before``: when it releases
-    (``SyncSite.arrives``, a thread's arrival in program order): the thread's asynchronous tcgen05 operations that
+    ``inst``: the event, an instruction with a ``SyncEvent``.  ``unfenced_before``: when it releases
+    (``SyncEvent.arrives``, a thread's arrival in program order): the thread's asynchronous tcgen05 operations that
     reach it on some path of some warp class with no ``fence::before_thread_sync`` and no ``tcgen05.commit`` between
     (a commit's arrival waits for them, §9.7.16.8.4: a fence of its own), in index order.  ``unfenced_after``: when
-    it waits (``SyncSite.waits``): the first asynchronous tcgen05 operation or dealloc met after it on some path
+    it waits (``SyncEvent.waits``): the first asynchronous tcgen05 operation or dealloc met after it on some path
     with no ``fence::after_thread_sync`` between, or None."""
 
     inst: Instruction
@@ -327,7 +183,12 @@ class SyncModel:
 
     def __init__(self, ctx: "AnalysisContext") -> None:
         self.ctx = ctx
-        self._sites: dict[int, SyncSite | None] = {}
+        self._events: dict[int, SyncEvent | None] = {}
+        self._forms: dict[int, AddressForm | None] = {}
+        self._parity0: dict[int, tuple[WarpClass, tuple[BarrierKey, ...]]] = {}
+        self._arriver: dict[BarrierKey, WarpClass | None] = {}
+        self._by_others: dict[tuple[tuple[int, ...], int, BarrierKey], bool] = {}
+        self._sites: dict[int, SyncEvent | None] = {}
         # class id -> (class, {instruction index: fact sets})
         self._facts_at: dict[int, tuple[WarpClass, dict[int, set[Facts] | None]]] = {}
         self._counts: dict[tuple[int, BarrierKey], tuple[WarpClass, _Counts]] = {}
@@ -387,11 +248,23 @@ class SyncModel:
             hit = self._key_order[keys] = tuple(sorted(keys, key=repr))
         return hit
 
-    def site(self, inst: Instruction) -> SyncSite | None:
-        """``sync_site`` of ``inst``, memoised."""
+    def event(self, inst: Instruction) -> SyncEvent | None:
+        """``sync.sync_event`` of ``inst``, memoised: every synchronization effect, those that neither release nor
+        acquire included (an ``mbarrier.init``, a fence, a wait whose result is never tested)."""
+        idx = inst.index
+        if idx not in self._events:
+            self._events[idx] = sync_event(self.ctx.values, inst)
+        return self._events[idx]
+
+    def site(self, inst: Instruction) -> SyncEvent | None:
+        """The event of ``inst`` when it releases or acquires a barrier instance (``SyncEvent.arrives`` /
+        ``waits``), memoised; None for any other instruction, and for the sites of a CTA barrier used by more
+        threads than its count (``overfull``), which synchronize nothing."""
         idx = inst.index
         if idx not in self._sites:
-            s = sync_site(self.ctx.values, inst)
+            s = self.event(inst)
+            if s is not None and not (s.arrives or s.waits):
+                s = None
             if s is not None and s.key.kind == "bar" and s.key.ident is not None and self.overfull(s.key.ident):
                 s = None
             self._sites[idx] = s
@@ -404,8 +277,9 @@ class SyncModel:
         their arrival order, and it orders no chosen warp after another (``bar.sync 1, 64`` among 4 warps pairs
         warp 0 with any one other).  Judged only when every ``bar``/``barrier`` ``.sync``/``.arrive`` on ``ident``
         has the same constant count, none of them in a loop (a loop may hand the id from one group of warps to the
-        next), and the warps that certainly run (``WarpClass.min_warps``) and execute one of them number more than
-        the count allows; the barrier's sites then synchronize nothing."""
+        next), and the warps that certainly run and execute one of them (``threads.warps_executing``: none claimed
+        beyond one for a path chosen by ``%warpid``) number more than the count allows; the barrier's sites then
+        synchronize nothing."""
         hit = self._overfull.get(ident)
         if hit is not None:
             return hit
@@ -415,22 +289,18 @@ class SyncModel:
         for i in self.ctx.function.instructions:
             if i.op not in ("bar", "barrier") or len(i.parts) < 2 or i.parts[1] in ("cluster", "warp", "red"):
                 continue
-            s = sync_site(self.ctx.values, i)
+            s = self.event(i)
             if s is None or s.key.ident != ident and s.key.ident is not None:
                 continue
-            if s.key.ident is None or len(i.operands) < 2:
-                return False  # an id not known, or a count of every thread of the CTA: not over-full
-            v = self.ctx.values.value(i, i.operands[1])
-            if v is TOP or v[0] != "c" or not isinstance(v[1], int):
-                return False
-            counts.add(v[1])
+            if s.key.ident is None or s.count is None:
+                return False  # an id not known, a count of every thread of the CTA or not constant: not over-full
+            counts.add(s.count)
             insts.append(i)
         if len(counts) != 1 or any(on_cycle(self.ctx, i) for i in insts):
             return False
         threads = 0
         for k in self.ctx.threads.classes:
-            if any(self.executes(k, i) for i in insts):
-                threads += 32 * k.min_warps
+            threads += 32 * max((warps_executing(k, self.fact_sets(k, i)) for i in insts), default=0)
         got = self._overfull[ident] = threads > next(iter(counts))
         return got
 
@@ -443,13 +313,12 @@ class SyncModel:
         mbarrier, whose current phase 0 is preceded by a complete phase of parity 1), and orders nothing after
         that phase's arrivals on that interleaving.  Only a constant parity is judged (one from a loop's phase
         register is not)."""
-        if done >= MANY or inst.op != "mbarrier" or "parity" not in inst.parts or len(inst.operands) < 3:
+        if done >= MANY or inst.op != "mbarrier":
             return False
         s = self.site(inst)
-        if s is None or not s.waits or not s.key.exact:
+        if s is None or not s.waits or not s.key.exact or s.parity is None:
             return False
-        v = self.ctx.values.value(inst, inst.operands[2])
-        return v is not TOP and v[0] == "c" and isinstance(v[1], int) and (v[1] & 1) != (done & 1)
+        return (s.parity & 1) != (done & 1)
 
     @staticmethod
     def _relevant(inst: Instruction) -> bool:
@@ -526,7 +395,7 @@ class SyncModel:
         return c
 
     @cached_property
-    def _sited(self) -> tuple[tuple[Instruction, SyncSite], ...]:
+    def _sited(self) -> tuple[tuple[Instruction, SyncEvent], ...]:
         """The instructions with a ``site``, with it (``_count``'s signature of a key)."""
         return tuple((i, s) for i in self.ctx.function.instructions if (s := self.site(i)) is not None)
 
@@ -728,6 +597,58 @@ class SyncModel:
             return None
         return False not in verdicts
 
+    def form(self, inst: Instruction) -> AddressForm | None:
+        """``sync.address_form`` of ``inst`` (the finer identity of its mbarrier), memoised."""
+        idx = inst.index
+        if idx not in self._forms:
+            self._forms[idx] = address_form(self.ctx.values, inst)
+        return self._forms[idx]
+
+    def uncompleted_by_issuer(self, pairs: dict[int, list[int]]) -> dict[int, int]:
+        """For each instruction ``w`` of ``pairs`` (``{w index: [index of an asynchronous tcgen05 operation, …]}``):
+        the first operation of its list that the thread executing ``w`` issued earlier and has not seen complete, on
+        some path of some warp class, by index; instructions whose operations all completed are left out.  An
+        operation completes for its issuing thread at a ``tcgen05.commit`` after it (which tracks all the thread's
+        earlier asynchronous tcgen05 operations, PTX ISA §9.7.16.8.4) followed by an mbarrier wait
+        (``try_wait``/``test_wait``, §9.7.13.15.16) that may be on that commit's barrier (``AddressForm.may_alias``:
+        ``full[s]`` and ``empty[s]`` of one stage register are told apart, barriers the analysis cannot tell apart
+        are the same).  Any such wait counts, whether its result is tested or not (the safe side: a missed
+        completion is reported).  TM307's same-thread question: does the MMA's own thread write its operands before
+        the MMA completed?"""
+        ops = {m for ms in pairs.values() for m in ms}
+        found: dict[int, int] = {}
+        _Pending = frozenset[tuple[int, frozenset[AddressForm | None]]]
+
+        def transfer(prop: _Pending, inst: Instruction) -> _Pending:
+            idx = inst.index
+            if idx in ops:
+                return frozenset(p for p in prop if p[0] != idx) | {(idx, frozenset())}
+            if not prop:
+                return prop
+            e = self.event(inst)
+            if e is None:
+                return prop
+            if e.kind == "commit":
+                v = self.form(inst)
+                return frozenset((m, c | {v}) for m, c in prop)
+            if e.kind == "mbarrier" and e.op in ("try_wait", "test_wait"):
+                v = self.form(inst)
+                return frozenset(p for p in prop if not any(c is None or c.may_alias(v) for c in p[1]))
+            return prop
+
+        def observe(_k: "WarpClass", prop: Any, inst: Instruction, _facts: Facts) -> None:  # prop: _Pending
+            want = pairs.get(inst.index)
+            if not want or not prop or inst.index in found:
+                return
+            hit = sorted(m for m, _c in prop if m in want)
+            if hit:
+                found[inst.index] = hit[0]
+
+        watched = ops | set(pairs)
+        self.ctx.simulate(transfer, frozenset(), observe,
+                          relevant=lambda i: i.index in watched or i.family == "tcgen05.commit" or i.op == "mbarrier")
+        return found
+
     def released_before(self, klass: "WarpClass", inst: Instruction) -> tuple[Release, ...]:
         """The hand-overs of ``klass`` (``Release``: arrives that do not wait) that precede ``inst`` on some path
         of the class with no wait of the class in between (no ``mbarrier.try_wait``/``test_wait``, ``bar.sync`` /
@@ -908,7 +829,7 @@ class SyncModel:
             table = counts.lane_waits if b.family in WARP_COLLECTIVE else counts.waits
             own = sb.key == x if sb is not None else False
             b_states = [(f, min(m + (0 if done and own and self.passes_at_once(b, m) else done), MANY))
-                        for f, m in table.get(b.index, {}).items() if self._agree(f, fb, fa)]
+                        for f, m in table.get(b.index, {}).items() if self._agree(f, fb, other_warp_view(fa))]
             if not b_states:
                 return False
             if tied and (not x.exact or not phases):  # a path of kb that never waited on it is not ordered
@@ -923,10 +844,13 @@ class SyncModel:
                 return None if unknown else True
             if not x.exact:  # arrivals on other barriers may be counted too: any wait orders (a documented limit)
                 return any(m > 0 for _, m in b_states)
+            if self._completed_by_others(group, ka, x):
+                return False  # another class's arrival may complete the phase kb waits for before ka's
             a_states = [st for g in group for st in self._count(ka, x).arrivals.get(g.index, {}).items()]
             verdict: bool | None = True
             for f, m in b_states:
-                n = max((c for g, c in a_states if self._agree(g, f, fa)), default=0)
+                n = max((c for g, c in a_states if self._agree(g, fa)
+                         and self._agree(other_warp_view(g), f, other_warp_view(fa))), default=0)
                 if not (m > 0 and (n >= MANY or m >= MANY or n + 1 <= m)):
                     if tied or not self._undecidable_pair(f, fa):
                         return False
@@ -937,7 +861,7 @@ class SyncModel:
         for fb in (facts_b if facts_b else (frozenset(),)):
             fb = self._without_lane_facts(fb)
             for keys, fa in paths_a:
-                if not self._agree(fa, fb):
+                if not self._agree(other_warp_view(fa), fb):  # ka's %warpid tests are its own warp's
                     continue
                 # ``orders`` is a pure function of its arguments (its counts are memoised per class and key), so
                 # the search stops at the first key that orders: the same answer whatever the order of the keys,
@@ -949,15 +873,117 @@ class SyncModel:
                         break
                 if True in verdicts:
                     continue
+                if self._wait_never_returns(group, ka, fa, fb, kb, b):
+                    continue  # on this pair of paths kb waits for a phase that never completes: b never runs
                 if None in verdicts or (not tied and self._undecidable_pair(fa, fb)):
                     uncertain = True  # e.g. a role that allocated but met only empty tiles, per its own loads
                     continue
                 return False
         return None if uncertain else True
 
+    def _completed_by_others(self, group: tuple[Instruction, ...], ka: "WarpClass", x: BarrierKey) -> bool:
+        """Whether a phase of the exactly known mbarrier ``x`` may complete without ``ka``'s arrival after
+        ``group``: ``x`` is initialised with an expected count of 1 (``mbarriers.expected_counts``) and a warp class
+        other than ``ka`` may arrive on it (an arrive site that may be ``x``) at an arrival not ordered after
+        ``group`` (``all_happen_before``).  PTX ISA §9.7.13.15.1-2: a phase completes when its pending arrival count
+        reaches zero, so with a count of 1 the first arrival completes it, whoever makes it.  Arrivals ordered after
+        ``group`` (a class that waits for ``ka``'s arrival, then arrives for the next phase) keep the order.  Other
+        counts are not judged (a documented limit).  Memoised; a question met again while it is being answered
+        (through ``all_happen_before``) is answered False."""
+        memo_key = (tuple(g.index for g in group), id(ka), x)
+        hit = self._by_others.get(memo_key)
+        if hit is not None:
+            return hit
+        self._by_others[memo_key] = False
+        got = False
+        count = self._expected.get(x)
+        if count is not None and count[0] == 1:
+            for i, s in self._sited:
+                if got:
+                    break
+                if not s.arrives or not s.key.may_alias(x):
+                    continue
+                for k in self.ctx.threads.classes:
+                    if k is not ka and self.executes(k, i) and self.all_happen_before(group, ka, i, k) is not True:
+                        got = True
+                        break
+        self._by_others[memo_key] = got
+        return got
+
+    @cached_property
+    def _expected(self) -> dict[BarrierKey, tuple[int, Instruction]]:
+        """``mbarriers.expected_counts`` of the function: exact key → (expected arrival count, its init)."""
+        return expected_counts(self.ctx.values, self.ctx.function.instructions)
+
+    def _wait_never_returns(self, group: tuple[Instruction, ...], ka: "WarpClass", fa: Facts, fb: Facts,
+                            kb: "WarpClass", b: Instruction) -> bool:
+        """Whether the path of ``kb`` of facts ``fb`` cannot reach ``b`` while ``ka`` runs its path of facts ``fa``
+        through ``group``: on it ``kb`` waits before ``b`` (``b``'s own wait included) for phase 0 of an exactly
+        known mbarrier ``X`` (``.parity`` waits of constant parity 0 only: ``_parity0_waited``) whose arrivals only
+        ``ka`` makes (``_only_arriver``), and ``ka``'s path makes none (none before the latest of ``group``, none
+        after it).  PTX ISA §9.7.13.15.1-2: a phase completes only once its pending arrival count reaches zero, and
+        the expected count of ``mbarrier.init`` is at least 1, so with no arrival phase 0 never completes and the
+        wait never returns: an arrive that ``ka`` may skip leaves no execution of ``b`` unordered."""
+        sb = self.site(b)
+        after: frozenset[BarrierKey] | None = None  # every arrival after the group, commits or not
+        for x in self._parity0_waited(kb):
+            if self._only_arriver(x) is not ka:
+                continue
+            if after is None:
+                paths = self.releases_after(ka, group, grouped=len(group) > 1).get(group[0].index, [])
+                same = [ks for ks, f in paths if f == fa]  # this very path, else every path that agrees with it
+                after = frozenset().union(*same) if same else frozenset(
+                    k for ks, f in paths if self._agree(f, fa) for k in ks)
+            if any(k.may_alias(x) for k in after):
+                continue
+            done = 1 if sb is not None and sb.waits and sb.key == x else 0
+            waited = [m + done for f, m in self._count(kb, x).waits.get(b.index, {}).items()
+                      if self._agree(f, fb, fa)]
+            if not waited or not all(m > 0 for m in waited):
+                continue
+            before = [c for g in group for f, c in self._count(ka, x).arrivals.get(g.index, {}).items()
+                      if self._agree(f, fb, fa)]
+            if before and not any(before):
+                return True
+        return False
+
+    def _parity0_waited(self, klass: "WarpClass") -> tuple[BarrierKey, ...]:
+        """The exactly known mbarriers that ``klass`` waits on, every wait of it that may be on one being a
+        ``.parity`` wait on that very key with constant parity 0 (PTX ISA §9.7.13.15.16: it returns once phase 0
+        completed, or at once when a later phase is current), in a fixed order; memoised per class."""
+        hit = self._parity0.get(id(klass))
+        if hit is not None and hit[0] is klass:
+            return hit[1]
+        waited = [s for i, s in self._sited if s.waits and s.key.kind == "mbar" and self.executes(klass, i)]
+        out = tuple(sorted({s.key for s in waited if s.key.exact and s.parity == 0
+                            and all(w.key == s.key and w.parity == 0 for w in waited if w.key.may_alias(s.key))},
+                           key=repr))
+        self._parity0[id(klass)] = (klass, out)
+        return out
+
+    def _only_arriver(self, x: BarrierKey) -> "WarpClass | None":
+        """The one warp class that may arrive on the exactly known mbarrier ``x``, or None: when no class or several
+        do, or some arrival that may be on ``x`` is not known to be on exactly ``x`` (an unknown address, one from
+        ``mapa``: a peer CTA's, PTX ISA §9.7.9.22) or is a ``tcgen05.commit … .multicast::cluster`` (it arrives in
+        every CTA of its mask, §9.7.16.8.4: a peer's commit may arrive here).  Memoised per key."""
+        if x in self._arriver:
+            return self._arriver[x]
+        found: dict[int, "WarpClass"] = {}
+        ok = True
+        for i, s in self._sited:
+            if not s.arrives or not s.key.may_alias(x):
+                continue
+            if s.key != x or s.remote or s.multicast:
+                ok = False
+                break
+            found.update((id(k), k) for k in self.ctx.threads.classes if self.executes(k, i))
+        got = next(iter(found.values())) if ok and len(found) == 1 else None
+        self._arriver[x] = got
+        return got
+
     def fencing(self, inst: Instruction) -> Fencing:
         """The tcgen05 fences around the synchronization ``inst`` (``Fencing``), on the paths of every warp class;
-        an instruction with no ``SyncSite`` has none to miss.  The events are the shared classifier's
+        an instruction with no ``SyncEvent`` has none to miss.  The events are the shared classifier's
         (``SyncModel.site``): an arrival that the hardware makes when asynchronous operations complete is not
         the thread's release of its tcgen05 operations (``tcgen05.commit`` is a fence of them,
         ``cp.async.mbarrier.arrive`` tracks only ``cp.async``), a ``try_wait`` whose result is never tested waits
@@ -972,7 +998,7 @@ class SyncModel:
         after: dict[int, int] = {}  # wait -> the first asynchronous operation after it with no fence between
         empty: frozenset[int] = frozenset()
 
-        def releases(i: Instruction, s: SyncSite | None) -> bool:
+        def releases(i: Instruction, s: SyncEvent | None) -> bool:
             return s is not None and s.arrives and i.op in ("bar", "barrier", "mbarrier")
 
         def transfer(prop: _Fences, i: Instruction) -> _Fences:

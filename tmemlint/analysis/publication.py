@@ -26,7 +26,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tmemlint.analysis.order import SyncModel, SyncSite
+from tmemlint.analysis.order import SyncModel
+from tmemlint.analysis.sync import SyncEvent
 from tmemlint.ir import Instruction
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -97,7 +98,7 @@ class ReleaseSyncModel(SyncModel):
         super().__init__(ctx)
         self.dropped = dropped
 
-    def site(self, inst: Instruction) -> SyncSite | None:
+    def site(self, inst: Instruction) -> SyncEvent | None:
         if inst.index in self.dropped:
             return None
         return super().site(inst)

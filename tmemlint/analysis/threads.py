@@ -9,7 +9,10 @@ condition).  ``%warpid`` does not name a warp of the CTA: PTX ISA §10.4 gives i
 to be used for a virtual warp index), so only ``%tid``-derived warp indices split warps into classes.  A test of
 ``%warpid`` is one value for the threads of a warp but says nothing about which or how many warps of a class take
 it: such a path is *warp-varying* (``warp_varying``), and ``min_warps_on_path`` claims no more than one warp for it
-(an undecided role guard is never reported as several warps).
+(an undecided role guard is never reported as several warps).  Counts of the warps that execute an instruction are
+asked here and nowhere else: ``warps_executing`` (over the paths that reach it), ``one_warp_executes`` (a warp's
+own accesses and its hand-over or dealloc), ``distinct_warps`` (the two outcomes of a ``%warpid`` test are
+different warps) and ``other_warp_view`` (a path's facts as another warp sees them, for happens-before pairs).
 
 Predicates that do not depend on ``%tid.x`` become *facts* on a path: ``key → bool`` where ``key`` is the
 predicate's canonical value (so that a predicate recomputed the same way has the same key).  Keys whose value is
@@ -18,8 +21,10 @@ built from opaque definitions are killed when one of those definitions executes 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import lru_cache
 from typing import Any
 
 from tmemlint.analysis.cluster import evaluate
@@ -597,6 +602,7 @@ def warp_varying(key: object, depth: int = 0) -> bool:
     return any(warp_varying(x, depth + 1) for x in key[1:] if isinstance(x, tuple))
 
 
+@lru_cache(maxsize=1 << 14)
 def warp_chosen(facts: Facts) -> bool:
     """Whether a CTA-uniform-looking fact of a path is ``warp_varying``: the path is taken by warps the analysis
     cannot name (none, one or several of a class)."""
@@ -609,6 +615,53 @@ def min_warps_on_path(klass: WarpClass, facts: Facts) -> int:
     ``setp.eq.u32 %p, %warpid, 0``: which warps, and how many, take it is undecided).  Units: warps."""
     n = klass.min_warps
     return 1 if n > 1 and warp_chosen(facts) else n
+
+
+def warps_executing(klass: WarpClass, fact_sets: Iterable[Facts] | None) -> int:
+    """How many warps of ``klass`` certainly execute an instruction that the class reaches on paths with the branch
+    facts ``fact_sets`` (``SyncModel.fact_sets``: one set per path, CTA-uniform facts in cross-warp form): 0 when no
+    path reaches it, else the fewest ``min_warps_on_path`` over the paths (the warps of a class take one
+    CTA-uniform path together, but a path chosen by ``%warpid`` may be taken by one warp only, PTX ISA §10.4), and
+    ``klass.min_warps`` when the paths were too many to keep (None).  The one derivation of "who executes this" for
+    counts of warps: TM108 (``lifecycle``), barrier participants (``order.SyncModel.overfull``), a warp's own
+    hand-over or dealloc (TM302, TM305).  Units: warps."""
+    if fact_sets is None:
+        return klass.min_warps
+    return min((min_warps_on_path(klass, f) for f in fact_sets), default=0)
+
+
+@lru_cache(maxsize=1 << 14)
+def other_warp_view(facts: Facts) -> Facts:
+    """``facts`` as another warp sees them: without the ``warp_varying`` facts (a warp's test of ``%warpid`` says
+    nothing about another warp's, PTX ISA §10.4), so that pairing a path of one warp with a path of another warp
+    (``SyncModel`` happens-before) does not take a role test of ``%warpid`` for a CTA-uniform choice."""
+    if not warp_chosen(facts):
+        return facts
+    return frozenset(f for f in facts if is_lane_fact(f[0]) or not warp_varying(f[0]))
+
+
+def distinct_warps(f1: Facts, f2: Facts) -> bool:
+    """Whether two paths of one warp class are taken by different warps: a ``warp_varying`` CTA-uniform-looking fact
+    (a role test of ``%warpid``) has one outcome on one path and the other on the other, and a warp takes one
+    outcome of the test it makes (the other warps of the class, PTX ISA §10.4)."""
+    return any((k, not v) in f2 for k, v in f1 if warp_varying(k) and not is_lane_fact(k))
+
+
+def one_warp_executes(klass: WarpClass, fact_sets: Sequence[Iterable[Facts] | None]) -> bool:
+    """Whether at most one warp of ``klass``, the same one, executes the instructions reached on paths with these
+    fact sets (one entry per instruction, as ``SyncModel.fact_sets`` gives them): none is certainly executed by
+    several warps (``warps_executing``), and no two are reached only on paths of different warps
+    (``distinct_warps``: a ``%warpid`` role for one, another role for the other).  A class of one warp: always;
+    the hand-over or dealloc of a warp's own accesses then needs no barrier (program order)."""
+    if any(warps_executing(klass, fs) > 1 for fs in fact_sets):
+        return False
+    chosen = [list(fs) for fs in fact_sets if fs is not None]
+    chosen = [fs for fs in chosen if fs and all(warp_chosen(f) for f in fs)]
+    for i, a in enumerate(chosen):
+        for b in chosen[i + 1:]:
+            if all(distinct_warps(f, g) for f in a for g in b):
+                return False
+    return True
 
 
 def _dep_index(d: object) -> int:
@@ -628,7 +681,7 @@ __all__ = ["Bound", "Expr", "Fact", "FactKey", "Facts", "GuardOracle", "ThreadMo
            "WarpClass", "cluster_truth", "cross_warp_facts", "data_chosen", "depends_on", "interval_truth",
            "is_lane_fact", "kleene", "lane_counts", "lanes_on_path", "min_warps_on_path", "normalize",
            "residue_truth", "thread_model", "thread_predicates", "undecidable_pair", "warp_chosen", "warp_varying",
-           "WARP_VARYING_SREGS"]
+           "warps_executing", "WARP_VARYING_SREGS", "distinct_warps", "one_warp_executes", "other_warp_view"]
 
 
 #: ``lanes_on_path`` when a path's facts involve a predicate that may differ between the threads of a warp in a

@@ -708,8 +708,15 @@ class ValueAnalysis:
                     return ("por", p, args[2])
                 return None
             return p
-        if op == "bfe" and len(args) == 3 and not inst.has("s32") and not inst.has("s64"):
-            return _generic("bfe", args, idx)  # unsigned bit-field extract of uniform values, kept symbolic
+        if op == "bfe" and len(args) == 3:
+            field = _bfe(args[0], args[1], args[2], _int_type(inst))
+            if field is not None:
+                return field
+            if not inst.has("s32") and not inst.has("s64"):
+                return _generic("bfe", args, idx)  # unsigned bit-field extract of uniform values, kept symbolic
+            return None
+        if op == "redux" and len(args) >= 1:
+            return _redux(inst, args[0])
         if op == "selp" and len(args) == 3:
             c = args[2]
             if c[0] == "c":
@@ -739,6 +746,70 @@ class ValueAnalysis:
         if op == "elect":
             return ("tid", ("elect",))
         return None
+
+
+def _bfe(a: Value, pos: Value, length: Value, ty: str | None) -> Value | None:
+    """``bfe.ty d, a, pos, length`` with constant ``pos`` and ``length`` of a constant or a thread expression ``a``
+    (PTX ISA §9.7.1 integer arithmetic: bfe): the field of ``min(length, w - pos)`` bits of ``a`` (as a ``w``-bit register holds it)
+    from bit ``pos`` up, zero-extended for ``.u32``/``.u64``, sign-extended from its top bit for ``.s32``/``.s64``;
+    0 when the length is 0 or, unsigned, when the field starts beyond the msb.  ``pos`` and ``length`` are taken
+    modulo 256 (the ISA restricts them to 0..255).  A warp index ``bfe.u32 %r, %tid.x, 5, 3`` becomes
+    ``(tid.x >> 5) & 7``.  None for any other operands (a register start or length, a uniform ``a``)."""
+    if ty is None or ty[0] not in "us" or ty[1:] not in ("32", "64") or a is TOP or pos is TOP or length is TOP:
+        return None
+    if pos[0] != "c" or length[0] != "c" or a[0] not in ("c", "tid"):
+        return None
+    w = int(ty[1:])
+    p, n = pos[1] & 0xFF, length[1] & 0xFF
+    signed = ty[0] == "s"
+    if n == 0 or (p >= w and not signed):
+        return ("c", 0)
+    if p >= w:  # signed, start beyond the msb: the sign bit a[msb] replicated (an arithmetic shift by w - 1)
+        return _bfe_expr(a, ("shr", ("wrap", ty, _tid_expr(a)), w - 1))
+    n = min(n, w - p)
+    field: tuple[Any, ...] = ("and", ("shr", ("wrap", "u" + ty[1:], _tid_expr(a)), p), (1 << n) - 1)
+    if signed:  # the field's top bit a[pos + n - 1] extends it: field - (top << n)
+        field = ("bin", "sub", field, ("shl", ("and", ("shr", field, n - 1), 1), n))
+    return _bfe_expr(a, field)
+
+
+def _tid_expr(a: Value) -> tuple[Any, ...]:
+    """The thread expression of a constant or thread-expression value ``a``."""
+    return ("k", a[1]) if a[0] == "c" else cast("tuple[Any, ...]", a[1])
+
+
+def _bfe_expr(a: Value, e: tuple[Any, ...]) -> Value:
+    """``e`` (built from ``a`` by ``_bfe``) as a value: a constant when ``a`` is one, else a thread expression."""
+    if a[0] == "c":
+        return ("c", eval_tid(e, range(0, 1))[0])
+    return ("tid", e)
+
+
+_REDUX_IDEMPOTENT = frozenset({"min", "max", "and", "or"})
+
+
+def _redux(inst: Instruction, src: Value) -> Value | None:
+    """``redux.sync.op.ty d, src, membermask`` (PTX ISA §9.7.13.13 redux.sync: the reduction of ``src`` over the
+    non-exited threads of ``membermask``, all of one warp, the executing thread among them) when every
+    participant gives the same ``src``: a ``.min``/``.max``/``.and``/``.or`` of one value is that value, whatever
+    the mask.  That holds for a CTA-uniform ``src`` and for a *warp-uniform* thread expression (one value on all 32
+    lanes of each warp: ``%tid.x >> 5``), so ``redux.sync.min.u32 %r, %warp, -1`` keeps the warp index.  None
+    (opaque) for ``.add``/``.xor`` (they count the participants), ``.f32`` and any other source."""
+    op = next((p for p in inst.parts[1:] if p in _REDUX_IDEMPOTENT), None)
+    if op is None or "sync" not in inst.parts or "f32" in inst.parts or src is TOP:
+        return None
+    if src[0] == "tid" and _warp_uniform(src[1]):
+        return src
+    if src[0] in ("c", "sreg", "param", "sym"):
+        return src
+    return None
+
+
+def _warp_uniform(e: tuple[Any, ...]) -> bool:
+    """Whether thread expression ``e`` has one value on the 32 lanes of each warp for every ``%tid.x`` in
+    [0, 1024) (a function of the warp index ``%tid.x >> 5`` only)."""
+    vals = eval_tid(e, range(0, 1024))
+    return all(len(set(vals[w:w + 32])) == 1 for w in range(0, 1024, 32))
 
 
 def _join(a: Value, b: Value) -> Value:

@@ -13,18 +13,17 @@ from typing import TYPE_CHECKING
 from tmemlint.analysis.cluster import CTA_IDENTITY_SREGS, PairRoles, mentions_identity
 from tmemlint.analysis.control import can_reach, divergent_defs
 from tmemlint.analysis.lifecycle import consistent_choice_facts
-from tmemlint.analysis.mbarriers import (CLUSTER, LOCAL, NEVER_REMOTE, arrive_site, barrier_key, cluster_targets,
-                                        expected_counts, mapa_origin, mbarrier_op)
+from tmemlint.analysis.mbarriers import arrive_site, cluster_targets, expected_counts
+from tmemlint.analysis.sync import CLUSTER, LOCAL, NEVER_REMOTE, barrier_key, mapa_origin, mbarrier_op
 from tmemlint.analysis.paths import BudgetExceeded, PropertySimulation
 from tmemlint.analysis.threads import (UNKNOWN_LANES, cross_warp_facts, depends_on, interval_truth, is_lane_fact,
-                                      lane_counts,
-                                      lanes_on_path, undecidable_pair)
+                                      lane_counts, lanes_on_path, min_warps_on_path, undecidable_pair)
 from tmemlint.analysis.values import TOP
 from tmemlint.checks.registry import rule
 from tmemlint.ir import Instruction
 
 if TYPE_CHECKING:
-    from tmemlint.analysis.mbarriers import BarrierKey
+    from tmemlint.analysis.sync import BarrierKey
     from tmemlint.analysis.paths import Facts
     from tmemlint.analysis.threads import WarpClass
     from tmemlint.checks.context import FunctionContext
@@ -82,7 +81,7 @@ def remote_barrier_local_form(ctx):
     destination; init, inval, try_wait, test_wait, pending_count and ``cp.async.mbarrier.arrive`` never may, in
     any form (reference §3.1).
 
-    The barrier operand is followed back through register copies and offset additions (``mbarriers.mapa_origin``)
+    The barrier operand is followed back through register copies and offset additions (``sync.mapa_origin``)
     on every reaching definition; a ``mapa`` onto ``%cluster_ctarank`` (the CTA itself) does not count."""
 
     va = ctx.values
@@ -160,7 +159,8 @@ def arrive_count_overflow(ctx):
                     continue
                 if site.commit:
                     per_warp = tuple(min(n, 1) for n in per_warp)
-                threads = sum(per_warp) if klass.size_known else max(per_warp, default=0)
+                # every warp of the class when it is known to run, one where the path is a %warpid role's
+                threads = sum(per_warp) if min_warps_on_path(klass, facts) > 1 else max(per_warp, default=0)
                 ctas = 1
                 if site.remote is not None:
                     if roles is None:

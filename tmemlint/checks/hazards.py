@@ -44,51 +44,6 @@ def _accesses(ctx):
 
 # ---- TM307 -------------------------------------------------------------------------------------------------------
 
-def _same_thread_hazards(ctx, pairs) -> dict[int, int]:
-    """Writer index → MMA index for the writers that the MMA's own warp issues after the MMA with no completion of
-    it in between, on some path of that warp class: no ``tcgen05.commit`` to an mbarrier followed by a wait that
-    may be on that mbarrier (``analysis.barriers.may_be_same_barrier``) by this thread.  ``pairs``: the candidate
-    ``{writer index: [mma index, …]}`` (footprints overlapping)."""
-    from tmemlint.analysis.barriers import barrier_identity, may_be_same_barrier
-    from tmemlint.analysis.sync import is_mbarrier_wait
-
-    mmas = {m for ms in pairs.values() for m in ms}
-    found: dict[int, int] = {}
-    ident: dict[int, tuple | None] = {}
-
-    def identity(inst):
-        if inst.index not in ident:
-            ident[inst.index] = barrier_identity(ctx.values, inst)
-        return ident[inst.index]
-
-    def transfer(prop, inst):
-        idx = inst.index
-        if idx in mmas:
-            return frozenset(p for p in prop if p[0] != idx) | {(idx, frozenset())}
-        if not prop:
-            return prop
-        if inst.family == "tcgen05.commit":
-            v = identity(inst)
-            return frozenset((m, c | {v}) for m, c in prop)
-        if inst.op == "mbarrier" and is_mbarrier_wait(inst):
-            v = identity(inst)
-            return frozenset(p for p in prop if not any(may_be_same_barrier(c, v) for c in p[1]))
-        return prop
-
-    def observe(_k, prop, inst, _facts):
-        want = pairs.get(inst.index)
-        if not want or not prop or inst.index in found:
-            return
-        hit = sorted(m for m, _c in prop if m in want)
-        if hit:
-            found[inst.index] = hit[0]
-
-    relevant = set(mmas) | set(pairs)
-    ctx.simulate(transfer, frozenset(), observe,
-                 relevant=lambda i: i.index in relevant or i.family == "tcgen05.commit" or i.op == "mbarrier")
-    return found
-
-
 def _waits_between_writes(ctx, m, km, w, kw) -> bool:
     """Whether every execution of the write ``w`` by class ``kw`` is either the first one, issued before the first
     MMA ``m`` can run (``m`` is ordered after ``w``: the loader's first copy, then its arrive that the MMA waits
@@ -169,8 +124,9 @@ def mma_operand_overwritten(ctx):
     Error when the writer is another warp class (no commit of the MMA's thread that the writer waits on:
     ``SyncModel.completes_before``); a warning when the MMA's own thread writes next in issue order with no commit
     and wait on that commit's barrier in between (CUTLASS's block-scaled mainloop loads the next K block's scale
-    factors that way: issue order, not the ISA, makes it work).  A wait on a barrier the analysis cannot tell
-    apart from the commit's counts as the completion (a documented limit: DeepGEMM's stage-rotated barriers)."""
+    factors that way: issue order, not the ISA, makes it work): ``SyncModel.uncompleted_by_issuer``.  A wait on a
+    barrier the analysis cannot tell apart from the commit's counts as the completion (a documented limit:
+    DeepGEMM's stage-rotated barriers)."""
     from tmemlint.analysis.control import on_cycle
 
     accs = _accesses(ctx)
@@ -217,7 +173,7 @@ def mma_operand_overwritten(ctx):
                     if done is False and not _waits_between_writes(ctx, m, km, w, kw):
                         verdict.setdefault(w_idx, (m_idx, True))
     # the MMA's own thread writes next
-    for w_idx, m_idx in _same_thread_hazards(ctx, pairs).items():
+    for w_idx, m_idx in sync.uncompleted_by_issuer(pairs).items():
         verdict.setdefault(w_idx, (m_idx, False))
     for w_idx, (m_idx, error) in sorted(verdict.items()):
         w, m = insts[w_idx], insts[m_idx]
@@ -366,7 +322,7 @@ def _publishes(ctx) -> dict[int, str]:
     an epilogue's shared-memory staging for its own TMA store, then ``bar.sync`` among the epilogue warps, then a
     remote arrive publishes nothing (a documented limit: producers that meet at a named barrier before one of them
     arrives are not followed)."""
-    from tmemlint.analysis.order import peer_arrive_key
+    from tmemlint.analysis.sync import peer_arrive_key
 
     va = ctx.values
     insts = ctx.function.instructions
@@ -443,8 +399,7 @@ def remote_release_scope(ctx):
     ISA's canonical pattern), an epilogue's release of the accumulator after tcgen05.ld (publishes nothing), and
     writes followed by a ``fence.acq_rel.cluster`` (then the arrive), which releases them."""
     from tmemlint.analysis.control import can_reach
-    from tmemlint.analysis.order import peer_arrive_key
-    from tmemlint.analysis.sync import cta_group
+    from tmemlint.analysis.sync import cta_group, peer_arrive_key
 
     insts = ctx.function.instructions
     paired = [i for i in insts if i.family in ("tcgen05.mma", "tcgen05.cp") and cta_group(i) == 2]

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from tmemlint.analysis.cluster import EITHER, PairRoles
 from tmemlint.analysis.control import lane_varying_controls
-from tmemlint.analysis.order import peer_arrive_key
-from tmemlint.analysis.sync import WARP_COLLECTIVE, cta_group
+from tmemlint.analysis.sync import WARP_COLLECTIVE, cta_group, peer_arrive_key
 from tmemlint.analysis.tmem import valid_ncols
 from tmemlint.checks.registry import rule
 from tmemlint.findings import Severity

@@ -5,6 +5,7 @@ from __future__ import annotations
 from tmemlint.analysis.control import reach_bits
 from tmemlint.analysis.regions import collect_accesses
 from tmemlint.analysis.sync import ASYNC_TCGEN05
+from tmemlint.analysis.threads import one_warp_executes
 from tmemlint.analysis.values import defined_regs, used_regs
 from tmemlint.checks.context import Grouping
 from tmemlint.checks.registry import rule
@@ -287,12 +288,12 @@ def _handover_candidates(ctx, arrive, kind: str):
     done = [i for i in insts if i.family == f"tcgen05.wait::{kind}" and can_reach(ctx, arrive, i)]
     per_class = []
     for k in classes:
-        if arrivers == [k] and k.min_warps <= 1:  # only this warp's own arrival: program order
-            continue
         waits_k = [w for w in waits if sync.executes(k, w)]
         if not waits_k:
             continue
         users_k = [u for u in users if sync.executes(k, u) and any(can_reach(ctx, w, u) for w in waits_k)]
+        if arrivers == [k] and one_warp_executes(k, [sync.fact_sets(k, i) for i in (arrive, *users_k)]):
+            continue  # only this warp's own arrival: program order
         if users_k:
             per_class.append((k, users_k))
     ordered: dict = {}
@@ -503,7 +504,7 @@ def _pending_dataflow(ctx, kind: str):
 
 
 def _sync_sites(ctx) -> list:
-    """``[(instruction, SyncSite)]`` of the function's barrier, mbarrier and commit instructions."""
+    """``[(instruction, SyncEvent)]`` of the function's barrier, mbarrier and commit instructions."""
     sync = ctx.sync
     sites = [(i, sync.site(i)) for i in ctx.function.instructions if i.op in ("bar", "barrier", "mbarrier")
              or i.family == "tcgen05.commit"]
@@ -844,7 +845,8 @@ def dealloc_unsynchronized(ctx):
         for kd in classes:
             if not sync.executes(kd, d):
                 continue
-            unordered = [k for k in classes if used_by[id(k)] and (k is not kd or k.min_warps > 1)
+            unordered = [k for k in classes if used_by[id(k)] and (k is not kd or not one_warp_executes(
+                         k, [sync.fact_sets(k, i) for i in (d, *used_by[id(k)])]))
                          and sync.all_happen_before(used_by[id(k)], k, d, kd) is False]
             if not unordered and ENFORCE_COMPLETION:
                 incomplete = _incomplete_async(ctx, d, kd, used_by)
