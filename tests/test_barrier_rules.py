@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from tmemlint.checks.barriers import _ALL_BITS, _pair_bits
 from tmemlint.engine import lint_text
 from tmemlint.options import Options
 
@@ -340,3 +341,39 @@ def test_tm312_every_cta_waits_before_exit_is_clean():
 def test_tm312_remote_arrive_followed_by_a_cluster_barrier_is_clean():
     # the tmem_empty release of the TM309 fixtures: a remote arrive, then the teardown cluster barrier
     assert _found(_fixture("tm309_remote_release_scope_good.ptx")) == []
+
+
+def test_tm312_two_roles_counting_one_trip_count_is_clean():
+    # each role computes ceil_div(seqlen_q, 128) - max(...) itself: one value, so the consumer's zero-trip exit
+    # contradicts the MMA thread's entered loop
+    assert _found(_fixture("tm312_role_tripcount_good.ptx")) == []
+
+
+def test_tm312_a_consumer_counting_one_fewer_exits_before_the_last_commit():
+    text = _fixture("tm312_role_tripcount_bad.ptx")
+    assert _found(text) == [(_line(text, "multicast::cluster.b64 [mma_done]"), "TM312")]
+
+
+def test_tm312_the_pairs_nblock_and_a_count_written_a_plus_not_b_are_clean():
+    # (ctaid.x << 7) & -256 is the same in both CTAs of the pair; a + ~b < 0 is a - b < 1
+    assert _found(_fixture("tm312_pair_tripcount_good.ptx")) == []
+
+
+def test_tm312_an_nblock_that_differs_within_the_pair_is_reported():
+    text = _fixture("tm312_pair_tripcount_bad.ptx")
+    assert _found(text) == [(_line(text, "multicast::cluster.b64 [mma_done]"), "TM312")]
+
+
+def test_pair_bits_follow_bit_0_of_ctaid_through_shifts_masks_and_carries():
+    x = ("sreg", "%ctaid.x")
+    shl = ("op", "shl", x, ("c", 7), 1)
+    assert _pair_bits(x) == 1
+    assert _pair_bits(shl) == 1 << 7
+    assert _pair_bits(("op", "and", shl, ("c", -256), 2)) == 0  # FA4's n-block of the pair
+    assert _pair_bits(("op", "and", shl, ("c", -128), 2)) == 1 << 7
+    assert _pair_bits(("op", "add", shl, ("param", "n", 0), 2)) == _ALL_BITS & ~((1 << 7) - 1)
+    assert _pair_bits(("op", "shr", shl, ("c", 8), 2)) == 0
+    assert _pair_bits(("op", "max", x, ("c", 0), 1)) == _ALL_BITS
+    assert _pair_bits(("sreg", "%cluster_ctarank")) == _ALL_BITS
+    assert _pair_bits(("sreg", "%clusterid.x")) == 0
+    assert _pair_bits(("opq", 3)) == _ALL_BITS

@@ -564,3 +564,57 @@ def test_a_warpid_role_path_is_claimed_for_one_warp_and_its_other_outcome_for_ot
     assert not one_warp_executes(k4, [{on_role}, {off_role}])
     assert not one_warp_executes(k4, [{on_role}, {plain}])
     assert one_warp_executes(WarpClass((4,), 256, True), [{plain}, {plain}])
+
+
+# ---- ValueAnalysis: one trip count computed by two warp roles (FA4's backward kernel) -------------------------
+
+#: ``ceil_div(flag, 128) - max((ctaid.x * 256 + flag - 64) / 128, 0)`` (signed divisions as shift/add idioms, nine
+#: operations deep), computed twice: the second copy as ``a + ~b`` (= ``a - b - 1``), as FA4's MMA warp writes its
+#: loop count.
+TRIPS = """
+\tshr.s32 %r20, %r9, 31;
+\tshr.u32 %r21, %r20, 25;
+\tadd.s32 %r22, %r9, %r21;
+\tshr.s32 %r23, %r22, 7;
+\tmov.u32 %r24, %ctaid.x;
+\tshl.b32 %r25, %r24, 8;
+\tadd.s32 %r26, %r9, %r25;
+\tadd.s32 %r27, %r26, -64;
+\tshr.s32 %r28, %r27, 31;
+\tshr.u32 %r29, %r28, 25;
+\tadd.s32 %r30, %r27, %r29;
+\tshr.s32 %r31, %r30, 7;
+\tmax.s32 %r32, %r31, 0;
+\tsub.s32 %r33, %r23, %r32;
+\tst.shared.u32 [slot], %r33; // @n
+\tshr.s32 %r50, %r9, 31;
+\tshr.u32 %r51, %r50, 25;
+\tadd.s32 %r52, %r9, %r51;
+\tshr.s32 %r53, %r52, 7;
+\tmov.u32 %r54, %ctaid.x;
+\tshl.b32 %r55, %r54, 8;
+\tadd.s32 %r56, %r9, %r55;
+\tadd.s32 %r57, %r56, -64;
+\tshr.s32 %r58, %r57, 31;
+\tshr.u32 %r59, %r58, 25;
+\tadd.s32 %r60, %r57, %r59;
+\tshr.s32 %r61, %r60, 7;
+\tmax.s32 %r62, %r61, 0;
+\tnot.b32 %r63, %r62;
+\tadd.s32 %r64, %r53, %r63;
+\tst.shared.u32 [slot], %r64; // @m
+"""
+
+
+def test_one_deep_computation_done_twice_is_one_value():
+    k = mini(TRIPS)
+    n = stored(k, "n")
+    assert n[0] == "op" and n[-1] == 9  # nine operations deep: kept symbolic (it was opaque beyond six)
+    assert stored(k, "m") == ("op", "add", n, ("c", -1), 10)  # a + ~b is (a - b) + -1
+    assert hash(stored(k, "m")[2]) == hash(n)
+
+
+def test_a_different_input_in_the_second_copy_is_another_value():
+    k = mini(swap(TRIPS, "add.s32 %r57, %r56, -64;", "add.s32 %r57, %r56, -32;"))
+    n, m = stored(k, "n"), stored(k, "m")
+    assert m[0] == "op" and m[2] != n

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, cast
 
-from tmemlint.analysis.values import TOP, ValueAnalysis
+from tmemlint.analysis.values import MAX_DEPTH, TOP, ValueAnalysis
 from tmemlint.ir import Function, Reg
 from tmemlint.threadexpr import BIN, CMP
 
@@ -128,7 +128,7 @@ def evaluate(v: Value, env: Env) -> int | None:
 def mentions_identity(v: object, depth: int = 0, sregs: tuple[str, ...] = IDENTITY_SREGS) -> bool:
     """Whether value ``v`` is computed from a CTA-identity special register (at any depth of its tuple); ``sregs``:
     which ones count (``CTA_IDENTITY_SREGS``: only those that tell the CTAs of one cluster apart)."""
-    if v is TOP or depth > 12 or not isinstance(v, tuple) or not v:
+    if v is TOP or depth > 2 * MAX_DEPTH or not isinstance(v, tuple) or not v:  # an op chain, then predicates
         return False
     if v[0] == "sreg":
         return isinstance(v[1], str) and _is_identity(v[1], sregs)

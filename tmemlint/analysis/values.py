@@ -701,6 +701,8 @@ class ValueAnalysis:
                 return ("c", ~a[1])
             if a[0] in ("cmp", "pnot", "pand", "por"):
                 return _pnot(a)
+            if a is not TOP and a[0] == "op":
+                return _binop("sub", ("c", -1), a, idx)  # ~x == -1 - x in two's complement (§9.7.8.x ``not``)
             return _generic("not", args, idx)
         if op == "setp":
             cmp = next((p for p in inst.parts[1:] if p in _CMP), None)
@@ -898,8 +900,27 @@ def _may_be_negative(e: tuple[Any, ...]) -> bool:
 
 
 #: Symbolic ("op", ...) values deeper than this become opaque: long arithmetic chains (address computations of
-#: unrolled loops) never need to be compared, and deep tuples are slow to hash.
-MAX_DEPTH = 6
+#: unrolled loops) never need to be compared.  Deep enough for a loop's trip count recomputed by each warp role
+#: from the kernel's parameters and the CTA's coordinates (FA4's ``ceil_div(seqlen_q, 128) - max((n_block * 256 +
+#: seqlen_q - seqlen_k) / 128, 0)``: 11 operations, the signed divisions written as shift/add idioms).
+MAX_DEPTH = 12
+
+
+class _Op(tuple[Any, ...]):
+    """An ``("op", name, *args, depth)`` value that computes its hash once (hash-consing by structure: the same
+    operation on equal uniform inputs is an equal value, in whichever warp role computes it, and a deep chain is
+    hashed from its operands' kept hashes, not walked again at every dictionary lookup)."""
+
+    def __hash__(self) -> int:
+        d = self.__dict__
+        h: int | None = d.get("_h")
+        if h is None:
+            h = d["_h"] = tuple.__hash__(self)
+        return h
+
+    def __reduce__(self) -> tuple[type[_Op], tuple[tuple[Any, ...]]]:
+        """Pickled without its kept hash (a string's hash differs between processes)."""
+        return _Op, (tuple(self),)
 
 
 def _depth(v: Value) -> int:
@@ -908,12 +929,12 @@ def _depth(v: Value) -> int:
 
 
 def _generic(name: str, args: list[Value], idx: int) -> Value:
-    """``("op", name, *args, depth)`` when every argument is a stable uniform value and the result is no deeper
-    than ``MAX_DEPTH``, else an opaque value of definition ``idx``."""
+    """``("op", name, *args, depth)`` (an ``_Op``) when every argument is a stable uniform value and the result is
+    no deeper than ``MAX_DEPTH``, else an opaque value of definition ``idx``."""
     if all(a is not TOP and is_stable(a) and a[0] not in ("tid", "tmem") for a in args):
         d = 1 + max((_depth(a) for a in args), default=0)
         if d <= MAX_DEPTH:
-            return ("op", name, *args, d)
+            return _Op(("op", name, *args, d))
     return ("opq", idx)
 
 
@@ -990,7 +1011,24 @@ def _binop(name: str, a: Value, b: Value, idx: int) -> Value:
         return ("symx", b[1])
     if ta == "symx" and name in ("add", "sub", "and", "or"):
         return a
+    moved = _reassociated(name, a, b, idx)
+    if moved is not None:
+        return moved
     return _generic(name, [a, b], idx)
+
+
+def _reassociated(name: str, a: Value, b: Value, idx: int) -> Value | None:
+    """``x + (k - y)`` (either order) as ``(x - y) + k``, with ``k`` a constant: exact modulo 2^w (PTX ISA §5.2), so
+    that a count written ``a + ~b`` (``~b == -1 - b``) and one written ``a - b`` share the base ``a - b`` of
+    ``threads``' linear bounds; None for any other form."""
+    if name != "add":
+        return None
+    for x, y in ((a, b), (b, a)):
+        if y[0] == "op" and y[1] == "sub" and len(y) == 5 and y[2][0] == "c" and x[0] == "op":
+            diff = _binop("sub", x, y[3], idx)
+            if diff[0] == "op":
+                return _binop("add", diff, y[2], idx)
+    return None
 
 
 def _tmem_add_const(a: Value, k: int) -> Value:

@@ -7,7 +7,7 @@ and-communication-instructions-mbarrier``), §9.7.9.22 (``mapa``), reference §3
 from __future__ import annotations
 
 from collections.abc import Hashable
-from functools import partial
+from functools import lru_cache, partial
 from typing import TYPE_CHECKING
 
 from tmemlint.analysis.cluster import CTA_IDENTITY_SREGS, PairRoles, mentions_identity
@@ -16,8 +16,9 @@ from tmemlint.analysis.lifecycle import consistent_choice_facts
 from tmemlint.analysis.mbarriers import arrive_site, cluster_targets, expected_counts
 from tmemlint.analysis.sync import CLUSTER, LOCAL, NEVER_REMOTE, barrier_key, mapa_origin, mbarrier_op
 from tmemlint.analysis.paths import BudgetExceeded, PropertySimulation
-from tmemlint.analysis.threads import (UNKNOWN_LANES, cross_warp_facts, depends_on, is_lane_fact, lane_counts,
-                                      lanes_on_path, min_warps_on_path, undecidable_pair)
+from tmemlint.analysis.threads import (UNKNOWN_LANES, cross_warp_facts, depends_on, interval_truth, is_lane_fact,
+                                      lane_counts, lanes_on_path, min_warps_on_path, undecidable_pair)
+from tmemlint.analysis.values import TOP
 from tmemlint.checks.registry import rule
 from tmemlint.ir import Instruction
 
@@ -292,9 +293,10 @@ def _abandoning_path(ctx, sender, exits, unwaited: dict):
     facts, other than the CTA's identity, agree with the sender's; None when there is none or it cannot be told."""
 
     per_thread = divergent_defs(ctx)
+    pair = _targets_one_pair(ctx, sender)
 
     def strip(f):
-        return _cluster_uniform(f, per_thread)
+        return _cluster_uniform(f, per_thread, pair)
 
     for ka in ctx.threads.classes:
         sets = ctx.sync.fact_sets(ka, sender)
@@ -311,7 +313,8 @@ def _abandoning_path(ctx, sender, exits, unwaited: dict):
                 for e in mine:
                     for fb in unwaited.get((id(kb), e.index), ()):
                         fb = strip(fb)
-                        if consistent_choice_facts([fa, fb]) and not undecidable_pair(fa, fb):
+                        if consistent_choice_facts([fa, fb]) and not _bounds_disagree(fa, fb) \
+                                and not undecidable_pair(fa, fb):
                             found = e
                             break
                     if found is not None:
@@ -325,14 +328,89 @@ def _abandoning_path(ctx, sender, exits, unwaited: dict):
     return None
 
 
-def _cluster_uniform(facts: Facts, per_thread: frozenset[int]) -> Facts:
+def _cluster_uniform(facts: Facts, per_thread: frozenset[int], pair: bool = False) -> Facts:
     """The facts of ``facts`` that hold for every CTA of the cluster: no thread predicates, register values of the
     path, values that differ per thread (``per_thread``: ``divergent_defs``; a spin loop's try_wait result), or
     the identity of the CTA within its cluster (``%clusterid``, the cluster's own, is the same in the sender's CTA
-    and its targets: a persistent tile loop over ``clusterid.x`` runs as often in both)."""
+    and its targets: a persistent tile loop over ``clusterid.x`` runs as often in both).  ``pair``: the sender's
+    targets are one CTA pair (``_targets_one_pair``), so a fact computed from ``%ctaid`` without its bit 0
+    (``_pair_bits``: FA4's n-block ``(ctaid.x << 7) & -256``) is the same in both and is kept."""
     return frozenset(x for x in facts if not is_lane_fact(x[0]) and x[0][0] != "regval"
-                     and not mentions_identity(x[0], sregs=CTA_IDENTITY_SREGS)
+                     and (not mentions_identity(x[0], sregs=CTA_IDENTITY_SREGS) or (pair and _pair_bits(x[0]) == 0))
                      and not depends_on(x[0], per_thread))
+
+
+def _bounds_disagree(fa: Facts, fb: Facts) -> bool:
+    """Whether a comparison of ``fb`` is decided the other way by the signed bounds ``fa`` puts on the same linear
+    base (``threads.interval_truth``): a consumer's zero-trip test ``n < 1`` against the sender's loop entered on
+    ``n - 1 >= 1``, one trip count that the roles compute as ``a - b`` and ``a + ~b``."""
+    for key, val in fb:
+        if key[0] == "cmp" and interval_truth(key, fa) == (not val):
+            return True
+    return False
+
+
+def _targets_one_pair(ctx: FunctionContext, sender: Instruction) -> bool:
+    """Whether ``sender`` is a ``tcgen05.commit.cta_group::2 … .multicast::cluster`` whose ``ctaMask`` is a constant
+    naming CTAs of one CTA pair only (ranks ``2k`` and ``2k+1``, reference §3: the pair is the two CTAs whose
+    ``%cluster_ctarank`` differs in bit 0).  The commit is issued from that pair (PTX ISA Table 46), and with the
+    power-of-two cluster shapes ``cluster.PairRoles`` assumes, the pair's ``%ctaid`` differ in bit 0 of one
+    coordinate only."""
+    if sender.op != "tcgen05" or "cta_group::2" not in sender.parts or len(sender.operands) < 2:
+        return False
+    v = ctx.values.value(sender, sender.operands[1])
+    if v is TOP or v[0] != "c" or not isinstance(v[1], int) or v[1] <= 0:
+        return False
+    m: int = v[1] & 0xFFFF
+    low = (m & -m).bit_length() - 1
+    return m != 0 and m >> (low & ~1) <= 3
+
+
+#: A mask of every result bit (``_pair_bits``: the result may depend on the pair bit anywhere).
+_ALL_BITS = (1 << 64) - 1
+
+
+@lru_cache(maxsize=1 << 14)
+def _pair_bits(v: object) -> int:
+    """The bits of value ``v`` (a ``ValueAnalysis`` value or predicate) that may differ between the two CTAs of a
+    pair, whose ``%ctaid.x/y/z`` differ at most in bit 0: a known-bits propagation of that bit through shifts by
+    constants, masks, and carries (an add moves it to every higher bit).  ``_ALL_BITS`` for any other operation on
+    it, an opaque value, or the CTA's rank within its cluster; 0 when ``v`` does not depend on it."""
+    if not isinstance(v, tuple) or not v or v == TOP:
+        return _ALL_BITS
+    tag = v[0]
+    if tag in ("c", "cs", "param"):
+        return 0
+    if tag == "sreg":
+        name = v[1]
+        if not mentions_identity(v, sregs=CTA_IDENTITY_SREGS):
+            return 0
+        return 1 if isinstance(name, str) and name.startswith("%ctaid.") else _ALL_BITS
+    if tag in ("cmp", "pnot", "pand", "por"):
+        parts = v[2:] if tag == "cmp" else v[1:]
+        return 0 if all(_pair_bits(x) == 0 for x in parts) else _ALL_BITS
+    if tag != "op":
+        return _ALL_BITS
+    name, args = v[1], v[2:-1]
+    masks = [_pair_bits(a) for a in args]
+    m = 0
+    for x in masks:
+        m |= x
+    if m == 0:
+        return 0
+    k = args[1][1] if len(args) == 2 and args[1][0] == "c" and isinstance(args[1][1], int) else None
+    if name == "shl" and k is not None and masks[1] == 0 and 0 <= k < 64:
+        return (masks[0] << k) & _ALL_BITS
+    if name == "shr" and k is not None and masks[1] == 0 and 0 <= k < 64 and masks[0] < 1 << 31:
+        return masks[0] >> k  # below the sign bit: the same for a logical and an arithmetic shift
+    if name == "and" and k is not None and masks[1] == 0:
+        return masks[0] & k & _ALL_BITS
+    if name in ("add", "sub", "mul"):
+        low = (m & -m).bit_length() - 1
+        return _ALL_BITS & ~((1 << low) - 1)  # a carry moves a difference in bit ``low`` to the bits above
+    if name in ("or", "xor", "and"):
+        return m
+    return _ALL_BITS
 
 
 def _sender_keys(ctx: FunctionContext, senders: list[Instruction]) -> frozenset[Hashable]:
@@ -341,9 +419,10 @@ def _sender_keys(ctx: FunctionContext, senders: list[Instruction]) -> frozenset[
     per_thread = divergent_defs(ctx)
     keys: set[Hashable] = set()
     for s in senders:
+        pair = _targets_one_pair(ctx, s)
         for ka in ctx.threads.classes:
             for fa in ctx.sync.fact_sets(ka, s) or ():
-                keys.update(k for k, _ in _cluster_uniform(fa, per_thread))
+                keys.update(k for k, _ in _cluster_uniform(fa, per_thread, pair))
     return frozenset(keys)
 
 
