@@ -36,7 +36,10 @@ def _oracle(h: nx.DiGraph) -> set[frozenset]:
 
 class _Ctx:  # what natural_loops reads of a FunctionContext
     def __init__(self, cfg):
+        from tmemlint.analysis.context import ControlCaches
+
         self.cfg = cfg
+        self.control_caches = ControlCaches()
 
 
 def test_natural_loops_equal_the_textbook_definition_on_every_fixture_cfg():

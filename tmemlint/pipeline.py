@@ -457,7 +457,8 @@ def _check_function(ctx: FunctionContext, rules: list[Rule]) -> list[Finding]:
             ctx.findings.append(finding(path, "TM901", inst.span.line, inst.span.column, inst.span.end_column,
                                         f"branch target of '{inst.opcode}' is not a known label or "
                                         f".branchtargets list: paths through it are not analysed"))
-        msgs = list(ctx.bounded) + (list(ctx.lifecycle.bounded) if "lifecycle" in ctx.__dict__ else [])
+        lifecycle = ctx.lifecycle_if_analysed()
+        msgs = list(ctx.bounded) + (list(lifecycle.bounded) if lifecycle is not None else [])
         if msgs:
             for msg in sorted(set(msgs)):
                 ctx.findings.append(finding(path, "TM901", sp.line, sp.column, sp.end_column,

@@ -5,15 +5,35 @@ name this type, so that the analysis layer never imports the checks layer."""
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from tmemlint.analysis.cfg import CFG
+    from tmemlint.analysis.cfg import CFG, Node
     from tmemlint.analysis.paths import ExitState, Facts, Transfer
     from tmemlint.analysis.threads import ThreadModel, WarpClass
     from tmemlint.analysis.tmem import TmemSites
     from tmemlint.analysis.values import ValueAnalysis
     from tmemlint.ir import Function, Instruction, Module
+
+
+@dataclass(slots=True)
+class ControlCaches:
+    """What ``tmemlint.analysis.control`` computes once per function, owned by the function's context
+    (``AnalysisContext.control_caches``): each field is filled on first use by the function named beside it."""
+
+    #: ``control_dependences``: block id -> the branch block ids it is directly control dependent on
+    control_deps: dict[int, set[int]] | None = None
+    #: ``class_blocks``: per warp class (by ``id``), the blocks it may execute
+    class_blocks: dict[int, set[Node]] = field(default_factory=dict)
+    #: ``reach_bits``: (block -> bit, block -> bitset of the blocks reachable from it)
+    reach_bits: tuple[dict[Node, int], dict[Node, int]] | None = None
+    #: ``block_descendants``: block -> the blocks reachable from it
+    descendants: dict[Node, set[int]] = field(default_factory=dict)
+    #: ``divergent_defs``: the definitions whose value may differ between the lanes of a warp
+    divergent_defs: frozenset[int] | None = None
+    #: ``natural_loops``: the loop bodies, one per header
+    natural_loops: list[frozenset[Node]] | None = None
 
 
 class AnalysisContext(Protocol):
@@ -27,6 +47,8 @@ class AnalysisContext(Protocol):
     values: "ValueAnalysis"
     threads: "ThreadModel"
     sites: "TmemSites"
+    #: ``tmemlint.analysis.control``'s per-function results, owned by the context
+    control_caches: "ControlCaches"
 
     def simulate(self, transfer: "Transfer", init: Hashable,
                  observe: "Callable[[WarpClass, Hashable, Instruction, Facts], None] | None" = None,

@@ -29,7 +29,7 @@ _SINK = "sink"
 
 def control_dependences(ctx: "FunctionContext") -> dict[int, set[int]]:
     """Block id → set of branch block ids it is directly control dependent on (cached on ``ctx``)."""
-    cached: dict[int, set[int]] | None = ctx.__dict__.get("_control_deps")
+    cached = ctx.control_caches.control_deps
     if cached is not None:
         return cached
     g = ctx.cfg.graph
@@ -60,7 +60,7 @@ def control_dependences(ctx: "FunctionContext") -> dict[int, set[int]]:
             if nxt == n:
                 break
             n = nxt
-    ctx.__dict__["_control_deps"] = deps
+    ctx.control_caches.control_deps = deps
     return deps
 
 
@@ -91,7 +91,7 @@ def _decided(ctx: "FunctionContext", inst: Instruction, reg: Reg, klass: "WarpCl
 def class_blocks(ctx: "FunctionContext", klass: "WarpClass") -> set[Node]:
     """Blocks the threads of warp class ``klass`` can reach: from the entry, a guarded branch whose predicate the
     class decides is followed on its decided side only (cached on ``ctx``)."""
-    cache: dict[int, set[Node]] = ctx.__dict__.setdefault("_class_blocks", {})
+    cache = ctx.control_caches.class_blocks
     got = cache.get(id(klass))
     if got is not None:
         return got
@@ -272,7 +272,7 @@ _MISSING = _Missing.MISSING
 def reach_bits(ctx: "FunctionContext") -> tuple[dict[Node, int], dict[Node, int]]:
     """``(block → bit, block → bitset of the other blocks reachable from it)``, for every block at once: one pass
     over the strongly connected components in reverse topological order (cached on ``ctx``)."""
-    got: tuple[dict[Node, int], dict[Node, int]] | None = ctx.__dict__.get("_reach_bits")
+    got = ctx.control_caches.reach_bits
     if got is not None:
         return got
     g = ctx.cfg.graph
@@ -293,13 +293,13 @@ def reach_bits(ctx: "FunctionContext") -> tuple[dict[Node, int], dict[Node, int]
             acc |= inside[c]
         below[c] = acc
     reach = {n: below[members[n]] & ~bit[n] for n in g.nodes}  # as digraph.descendants: never the block itself
-    ctx.__dict__["_reach_bits"] = (bit, reach)
+    ctx.control_caches.reach_bits = (bit, reach)
     return bit, reach
 
 
 def block_descendants(ctx: "FunctionContext", b: Node) -> set[int]:
     """Blocks reachable from block ``b``, ``b`` itself excluded (cached on ``ctx``)."""
-    cache: dict[Node, set[int]] = ctx.__dict__.setdefault("_descendants", {})
+    cache = ctx.control_caches.descendants
     got = cache.get(b)
     if got is None:
         bit, reach = reach_bits(ctx)
@@ -409,7 +409,7 @@ def divergent_defs(ctx: "FunctionContext") -> frozenset[int]:
     (``_warp_specific``: built from launch data and the lane index only, CUTLASS's grouped-GEMM scheduler, where
     lane ``l`` reads group ``l``'s problem shape and a ballot picks the group of the tile) gives one value for the
     whole CTA: it and what reads it are not divergent for that."""
-    cached: frozenset[int] | None = ctx.__dict__.get("_divergent_defs")
+    cached = ctx.control_caches.divergent_defs
     if cached is not None:
         return cached
 
@@ -489,7 +489,7 @@ def divergent_defs(ctx: "FunctionContext") -> frozenset[int]:
         if keep == reductions:
             break
         reductions = keep
-    hit = ctx.__dict__["_divergent_defs"] = frozenset(out)
+    hit = ctx.control_caches.divergent_defs = frozenset(out)
     return hit
 
 
@@ -497,7 +497,7 @@ def natural_loops(ctx: "FunctionContext") -> list[frozenset[Node]]:
     """The natural loops of the CFG: for each header (a block that dominates a predecessor, the source of a back
     edge), the blocks that reach one of its back edges' sources without passing through the header, with the
     header (Aho, Lam, Sethi, Ullman §9.6.6); loops with one header are merged.  Cached on ``ctx``."""
-    got: list[frozenset[Node]] | None = ctx.__dict__.get("_natural_loops")
+    got = ctx.control_caches.natural_loops
     if got is not None:
         return got
     g = ctx.cfg.graph
@@ -524,5 +524,5 @@ def natural_loops(ctx: "FunctionContext") -> list[frozenset[Node]]:
                     continue
                 body.add(n)
                 work.extend(g.predecessors(n))
-    got = ctx.__dict__["_natural_loops"] = [frozenset(b) for b in bodies.values()]
+    got = ctx.control_caches.natural_loops = [frozenset(b) for b in bodies.values()]
     return got

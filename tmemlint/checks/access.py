@@ -627,8 +627,8 @@ def _classes_reaching(ctx, inst) -> list:
     """``[(warp class, [facts])]`` for the warp classes with a path that executes ``inst``, with the branch facts of
     each set of paths that reaches it (one simulation per class for all TM206 candidates of the function, cached
     on ``ctx``)."""
-    cache = ctx.__dict__.setdefault("_tm206_reach", {})
-    if "runs" not in cache:
+    runs = ctx.rule_caches.tm206_reach
+    if runs is None:
         seen: dict[int, list] = {}
 
         def observe(klass, _prop, i, facts):
@@ -644,8 +644,8 @@ def _classes_reaching(ctx, inst) -> list:
 
         cand = {i.index for i in ctx.function.instructions if i.op in _STORE_OPS}
         ctx.simulate(identity_transfer, 0, observe, relevant=lambda i: i.index in cand)
-        cache["runs"] = seen
-    return cache["runs"].get(inst.index, [])
+        runs = ctx.rule_caches.tm206_reach = seen
+    return runs.get(inst.index, [])
 
 
 def _dynamic_shared(ctx) -> frozenset[str]:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from typing import Any
 from functools import cached_property
 
 from tmemlint.analysis.cfg import CFG, build_cfg
+from tmemlint.analysis.context import ControlCaches
 from tmemlint.analysis.feasibility import Feasibility
 from tmemlint.analysis.flow import executing_classes, warps_of
 from tmemlint.analysis.inline import inline_calls
@@ -113,6 +115,23 @@ class PathRecord:
     exits: tuple[ExitState, ...] | None
 
 
+@dataclass(slots=True)
+class RuleCaches:
+    """What the rules compute once per function and share between their calls, owned by the function's context
+    (``FunctionContext.rule_caches``); each field is filled on first use by the function named beside it."""
+
+    #: ``checks.access._classes_reaching`` (TM206): instruction index -> [(warp class, [branch facts])]
+    tm206_reach: dict[int, list[Any]] | None = None
+    #: ``checks.hazards._accesses``: the TMEM accesses of the function (``analysis.regions.collect_accesses``)
+    hazard_accesses: list[Any] | None = None
+    #: ``checks.ordering._handover_matters``: (arrive index, kind, columns) -> whether the hand-over matters
+    handover: dict[tuple[Any, ...], bool] = field(default_factory=dict)
+    #: ``checks.ordering._touched_regions``: instruction index -> [(slot, lo, hi)] columns it touches
+    touched_regions: dict[int, list[Any]] = field(default_factory=dict)
+    #: ``checks.ordering._handover_candidates``: (arrive index, kind) -> (per class users, completed_before)
+    handover_candidates: dict[tuple[int, str], tuple[Any, ...]] = field(default_factory=dict)
+
+
 class FunctionContext:
     """Analyses of ``function`` in ``module`` for the rules, and ``report`` to emit findings."""
 
@@ -133,6 +152,10 @@ class FunctionContext:
         #: the paths of each (warp class's warps, instructions of interest) for ``identity_transfer`` (``_replay``)
         self._paths: dict[tuple[tuple[int, ...], frozenset[int] | None], PathRecord] = {}
         self._relevant_sets: dict[int, tuple[Callable[[Instruction], bool], frozenset[int]]] = {}
+        #: ``analysis.control``'s per-function results
+        self.control_caches = ControlCaches()
+        #: the rules' shared per-function results
+        self.rule_caches = RuleCaches()
 
     @cached_property
     def cfg(self) -> CFG:
@@ -189,6 +212,11 @@ class FunctionContext:
     @cached_property
     def lifecycle(self) -> Lifecycle:
         return Lifecycle(self)
+
+    def lifecycle_if_analysed(self) -> Lifecycle | None:
+        """``lifecycle`` when a rule has asked for it, else None (without analysing it)."""
+        got: Lifecycle | None = self.__dict__.get("lifecycle")  # where functools.cached_property keeps its value
+        return got
 
     @cached_property
     def sync(self) -> SyncModel:

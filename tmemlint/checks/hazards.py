@@ -34,12 +34,12 @@ def _overlap(x: tuple, y: tuple) -> bool:
 
 
 def _accesses(ctx):
-    memo = ctx.__dict__.get("_hazard_accesses")
+    memo = ctx.rule_caches.hazard_accesses
     if memo is None:
         from tmemlint.analysis.regions import collect_accesses
 
         tc = [i for i in ctx.function.instructions if i.op == "tcgen05"]
-        memo = ctx.__dict__["_hazard_accesses"] = collect_accesses(tc, ctx.values, ctx.address_sets) if tc else []
+        memo = ctx.rule_caches.hazard_accesses = collect_accesses(tc, ctx.values, ctx.address_sets) if tc else []
     return memo
 
 

@@ -227,7 +227,7 @@ def _handover_matters(ctx, arrive, kind: str, cols) -> bool:
     sync = ctx.sync
     if sync.site(arrive) is None:
         return True
-    memo = ctx.__dict__.setdefault("_handover_memo", {})
+    memo = ctx.rule_caches.handover
     key = (arrive.index, kind, cols)
     if key in memo:
         return memo[key]
@@ -253,7 +253,7 @@ def _touched_regions(ctx, u):
     per instruction on ``ctx``."""
     from tmemlint.analysis.idesc import ld_st_columns
 
-    memo = ctx.__dict__.setdefault("_touched_regions", {})
+    memo = ctx.rule_caches.touched_regions
     if u.index not in memo:
         memo[u.index] = _mma_regions(ctx, u) if u.family == "tcgen05.mma" else _tmem_writes(ctx, u) or \
             [r for r in [_columns(ctx, u, 1, ld_st_columns(u))] if r]
@@ -272,7 +272,7 @@ def _handover_candidates(ctx, arrive, kind: str):
     wait."""
     from tmemlint.analysis.control import can_reach
 
-    cache = ctx.__dict__.setdefault("_handover_candidates", {})
+    cache = ctx.rule_caches.handover_candidates
     got = cache.get((arrive.index, kind))
     if got is not None:
         return got
