@@ -39,3 +39,34 @@ def test_fixtures_pass_pure_too():
                           str(ROOT / "tests" / "test_fixtures.py")],
                          env=PURE, cwd=ROOT, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
+
+
+BUILTINS = {"tuple", "frozenset", "set", "dict", "list", "int", "str", "bytes", "float"}
+
+
+def _mypyc_modules() -> list[Path]:
+    import tomllib
+
+    conf = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return [ROOT / m for m in conf["tool"]["hatch"]["build"]["targets"]["wheel"]["hooks"]["custom"]["mypyc-modules"]]
+
+
+def test_compiled_modules_subclass_no_builtin_natively():
+    """mypyc rejects a native class that subclasses a built-in type ("Inheriting from most builtin types is
+    unimplemented"), and the wheel build then falls back to pure Python with only a warning (``hatch_build.py``):
+    such a class in a compiled module must be ``@mypyc_attr(native_class=False)``.  Checked here without a build."""
+    import ast
+
+    bad = []
+    for path in _mypyc_modules():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            bases = {(b.value if isinstance(b, ast.Subscript) else b) for b in node.bases}
+            if not any(isinstance(b, ast.Name) and b.id in BUILTINS for b in bases):
+                continue
+            if not any(isinstance(d, ast.Call) and getattr(d.func, "id", "") == "mypyc_attr"
+                       and any(k.arg == "native_class" and isinstance(k.value, ast.Constant) and k.value.value is False
+                               for k in d.keywords) for d in node.decorator_list):
+                bad.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.name}")
+    assert bad == []

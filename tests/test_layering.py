@@ -31,7 +31,7 @@ LAYERS = [
                 "tmemlint.compdb", "tmemlint.libraries", "tmemlint.discover", "tmemlint.docs"]),
     ("reporters", ["tmemlint.report", "tmemlint.plan", "tmemlint.api"]),
     # the package itself: its __init__ is the public API's facade (tmemlint.check, tmemlint.plan on first use)
-    ("interfaces", ["tmemlint", "tmemlint.cli", "tmemlint.server", "tmemlint.entry", "tmemlint.__main__",
+    ("interfaces", ["tmemlint", "tmemlint.cli", "tmemlint.checkcmd", "tmemlint.server", "tmemlint.entry", "tmemlint.__main__",
                     "tmemlint.plan.command", "tmemlint.integrations"]),
 ]
 

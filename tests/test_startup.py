@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from conftest import FIXTURES, ROOT
-from tmemlint import cli
+from tmemlint import checkcmd, cli
 from tmemlint.checks.registry import RULES, load_all
 from tmemlint.docs import ruletable_with_rows
 from tmemlint.ruletable import ROWS
@@ -129,3 +129,41 @@ def test_rule_table_rows_are_the_registry():
                          + [["rule", c] for c in sorted({r[0] for r in ROWS})])
 def test_answers_without_typer_are_the_cli_answers(args, capsys):
     assert entry_output(*args) == cli_output(capsys, *args)
+
+
+# ------------------------------------------------------------------ a plain check without typer (issue 29)
+
+TYPER_PATH = "import sys; from tmemlint import cli; cli.main(sys.argv[1:])"
+BAD = str(FIXTURES / "nvcc" / "tm102_ncols_bad.ptx")
+GOOD = str(FIXTURES / "ptx" / "bitcast_rename_before_wait.ptx")
+CU = str(next(iter(sorted((FIXTURES / "cuda").glob("*.cu")))))
+
+
+@pytest.mark.parametrize("args", [
+    [BAD], ["check", "--format", "json", BAD], ["--format=concise", "-q", BAD, GOOD], ["--output-format", "github", BAD],
+    ["--exit-zero", BAD], ["-j", "1", "--isolated", BAD], ["--jobs=2", BAD, GOOD], ["--format", "sarif", GOOD],
+    ["no_such_file.ptx"], ["-j", "0", BAD], [CU, "--quiet"]])
+def test_a_plain_check_without_typer_is_the_typer_command(args):
+    """``tmemlint.entry`` runs these command lines through ``checkcmd.run_check`` without typer: the same standard
+    output, standard error and exit code as the typer command (``cli.main``)."""
+    env = {**os.environ, "TMEMLINT_NO_CACHE": "1"}
+    assert checkcmd.parse_simple(args) is not None
+    fast = subprocess.run([sys.executable, "-m", "tmemlint", *args], capture_output=True, text=True, cwd=ROOT,
+                          env=env, timeout=300)
+    typed = subprocess.run([sys.executable, "-c", TYPER_PATH, *args], capture_output=True, text=True, cwd=ROOT,
+                           env=env, timeout=300)
+    assert (fast.stdout, fast.stderr, fast.returncode) == (typed.stdout, typed.stderr, typed.returncode)
+
+
+def test_a_plain_check_imports_no_typer_click_or_rich():
+    proc, mods = modules("--no-cache", "--format", "concise", BAD)
+    assert proc.returncode == 1 and "TM102" in proc.stdout
+    assert imported(mods, ("typer", "click", "rich", "tmemlint.cli", "tmemlint.plan")) == []
+
+
+@pytest.mark.parametrize("args", [
+    [], ["-"], ["--select", "TM1", BAD], ["-qj2", BAD], ["-j=2", BAD], ["-j2", BAD], ["--format", "xml", BAD],
+    ["-j", "-1", BAD], ["-j", "x", BAD], ["-j"], ["plan", BAD], ["rules"], ["--quiet=1", BAD], ["--", BAD],
+    ["--help"], ["check", "--help"], ["--format"]])
+def test_other_command_lines_go_to_typer(args):
+    assert checkcmd.parse_simple(args) is None

@@ -7,22 +7,18 @@ produces a traceback: every such error is one ``tmemlint: …`` line on standard
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import os
 import sys
-from collections import Counter
 from enum import Enum
-from typing import Callable, Iterable, List, Optional, Sequence
+from typing import List, Optional
 
 import typer
 
 from tmemlint.version import __version__
 from tmemlint.checks.registry import RULES, load_all, resolve_prefix
-from tmemlint.config import ConfigError, Overrides, Settings, split_selectors
-from tmemlint.engine import FileResult, Options, lint_bytes, lint_file, share_cores
-from tmemlint.findings import Finding, Severity
-from tmemlint.libraries import library_predicate
+from tmemlint.checkcmd import (  # noqa: F401 - the check command's helpers, re-exported for their users
+    PROGRESS_MIN_FILES, STDIN_DISPLAY, FailOn, OutputFormat, _fail, _lint_task, _render, _show_settings,
+    _source_options, _use_color, lint_tasks, present, run_check, statistics, summary)
 from tmemlint.plan.command import plan_command
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -30,104 +26,6 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, context_settings=C
                   help="Static checker for NVIDIA Blackwell Tensor Memory (tcgen05) in PTX and CUDA sources.")
 
 SUBCOMMANDS = {"check", "plan", "rules", "rule", "server", "--help", "-h", "--version"}
-STDIN_DISPLAY = "<stdin>"
-PROGRESS_MIN_FILES = 20
-
-
-class OutputFormat(str, Enum):
-    """``--format``: text (with code frames), concise (one line), json, sarif (2.1.0), github (workflow commands)."""
-
-    text = "text"
-    concise = "concise"
-    json = "json"
-    sarif = "sarif"
-    github = "github"
-
-
-class FailOn(str, Enum):
-    """``--fail-on``: the lowest severity that makes the exit code 1 (``never``: findings never do)."""
-
-    error = "error"
-    warning = "warning"
-    info = "info"
-    never = "never"
-
-
-def _fail(message: str) -> None:
-    typer.echo(f"tmemlint: {message}", err=True)
-    raise typer.Exit(2)
-
-
-def _lint_task(task: tuple[str, str, Options]) -> FileResult:
-    """Worker: lint one ``(path, display, options)`` file.  An unexpected internal error becomes an ``unreadable`` result instead of a traceback."""
-    path, display, options = task
-    try:
-        return lint_file(path, display, options)
-    except Exception as e:  # noqa: BLE001 - one broken file must not stop the others
-        return FileResult(display, unreadable=f"internal error: {type(e).__name__}: {e}", options=options)
-
-
-def lint_tasks(tasks: Sequence[tuple[str, str, Options]], jobs: int,
-               on_done: Callable[[], None] | None = None) -> list[FileResult]:
-    """Lint ``(path, display, options)`` tasks with up to ``jobs`` processes; results in task order (so the
-    output does not depend on ``jobs``).  ``on_done`` is called once per finished file (for a progress bar).
-    When a worker process dies, the files not yet done are linted in this process."""
-    results: list[FileResult] = []
-    if jobs <= 1 or len(tasks) <= 1:
-        for t in tasks:
-            results.append(_lint_task(t))
-            if on_done:
-                on_done()
-        return results
-    from concurrent.futures import ProcessPoolExecutor  # imported here: ~20 ms that a one-file run never needs
-    from concurrent.futures.process import BrokenProcessPool
-
-    try:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), initializer=share_cores) as pool:
-            # largest files first (the last file to start is a small one), results in task order
-            order = sorted(range(len(tasks)), key=lambda i: -_file_size(tasks[i][0]))
-            futures = {i: pool.submit(_lint_task, tasks[i]) for i in order}
-            for i in range(len(tasks)):
-                results.append(futures[i].result())
-                if on_done:
-                    on_done()
-    except BrokenProcessPool:  # a worker died (killed, out of memory): finish in this process
-        for t in tasks[len(results):]:
-            results.append(_lint_task(t))
-            if on_done:
-                on_done()
-    return results
-
-
-def _file_size(path: str) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0
-
-
-def _run_with_progress(tasks, jobs: int) -> list[FileResult]:
-    show = len(tasks) > PROGRESS_MIN_FILES and sys.stderr.isatty() and not os.environ.get("CI")
-    if not show:
-        return lint_tasks(tasks, jobs)
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as progress:
-        bar = progress.add_task("check", total=len(tasks))
-        return lint_tasks(tasks, jobs, lambda: progress.advance(bar))
-
-
-def statistics(findings: Iterable[Finding]) -> list[tuple[str, str, int]]:
-    """``(code, name, count)`` per rule with findings, most frequent first (ties by code)."""
-    counts = Counter(f.code for f in findings)
-    names = {f.code: f.name for f in findings}
-    return sorted(((c, names[c], n) for c, n in counts.items()), key=lambda x: (-x[2], x[0]))
-
-
-def _use_color() -> bool:
-    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
 @app.command(context_settings=CONTEXT)
@@ -191,253 +89,15 @@ def check(
                                              "(CMake, Bear): each CUDA file's -I, -D and nvcc flags from it."),
 ):
     """Check PTX files and CUDA sources (.cu, .cuh) for TMEM faults."""
-    from tmemlint.discover import display_path, discover
-
     del no_cache  # handled by the console entry point (tmemlint.entry); listed here for --help
-    paths = list(paths or [])
-    if not paths:
-        paths = ["-"] if stdin_filename is not None else ["."]
-    if jobs is not None and jobs < 1:
-        _fail(f"--jobs: must be at least 1 (got {jobs})")
-    n_jobs = jobs or os.cpu_count() or 1
-    try:
-        settings = Settings(config, isolated, Overrides(
-            select=split_selectors(select) if select else None, extend_select=split_selectors(extend_select),
-            ignore=split_selectors(ignore), fail_on=fail_on.value if fail_on else None, ctas_per_sm=ctas_per_sm,
-            exclude=list(exclude) if exclude else None, extend_exclude=list(extend_exclude or []),
-            force_exclude=force_exclude, respect_gitignore=respect_gitignore))
-        found = discover([p for p in paths if p != "-"], settings)
-        if show_settings:
-            first = found.files[0] if found.files else (stdin_filename or paths[0])
-            _show_settings(settings, first, define, compile_, nvcc_arg, include_dir, build_path)
-            raise typer.Exit(0)
-        tasks = [(f, f, _source_options(settings.options_for(f), define, compile_, nvcc_arg, include_dir, build_path,
-                                         f)) for f in found.files]
-        stdin_task = None
-        if "-" in paths:
-            display = display_path(stdin_filename) if stdin_filename else STDIN_DISPLAY
-            stdin_task = (display, _source_options(settings.options_for(stdin_filename or os.path.join(
-                os.getcwd(), "-")), define, compile_, nvcc_arg, include_dir, build_path, stdin_filename))
-    except ConfigError as e:
-        _fail(str(e))
-
-    status = 0
-    notifications: list[str] = []
-    for m in found.missing:
-        msg = f"{m}: no such file or directory"
-        typer.echo(f"tmemlint: {msg}", err=True)
-        notifications.append(msg)
-        status = 2
-    if not tasks and stdin_task is None and not found.missing:
-        where = ", ".join(found.empty) if found.empty else ", ".join(paths)
-        typer.echo(f"tmemlint: warning: no .ptx, .cu or .cuh files to check in {where} (after exclusions and "
-                   f".gitignore)", err=True)
-    if n_jobs > 1:  # a big multi-kernel PTX file is also split over processes (engine.SPLIT_MIN_LINES)
-        tasks = [(f, d, dataclasses.replace(o, jobs=n_jobs)) for f, d, o in tasks]
-        if stdin_task is not None:
-            stdin_task = (stdin_task[0], dataclasses.replace(stdin_task[1], jobs=n_jobs))
-    results: list[FileResult] = []
-    if stdin_task is not None:
-        data = sys.stdin.buffer.read()
-        results.append(lint_bytes(data, stdin_task[0], stdin_task[1]))
-    results.extend(_run_with_progress(tasks, n_jobs))
-
-    findings: list[Finding] = []
-    fail_rank: dict[str, str] = {}
-    for res in results:
-        if res.unreadable or res.error:
-            msg = f"{res.path}: cannot read: {res.unreadable}" if res.unreadable else f"{res.path}: {res.error}"
-            typer.echo(f"tmemlint: {msg}", err=True)
-            notifications.append(msg)
-            status = 2
-        findings.extend(res.findings)
-        fail_rank[res.path] = (res.options.fail_on if res.options else None) or "error"
-    findings, sources = present(findings, results)
-
-    if write_baseline is not None:
-        from tmemlint.baseline import BaselineError
-        from tmemlint.baseline import write_baseline as write
-
-        try:
-            n = write(findings, write_baseline)
-        except BaselineError as e:
-            _fail(str(e))
-        typer.echo(f"tmemlint: wrote {n} finding{'s' if n != 1 else ''} to {write_baseline}", err=True)
-        raise typer.Exit(status)
-    hidden = 0
-    if baseline is not None:
-        from tmemlint.baseline import BaselineError, filter_baseline, read_baseline
-
-        try:
-            keys = read_baseline(baseline)
-        except BaselineError as e:
-            _fail(str(e))
-        kept = filter_baseline(findings, keys, baseline)
-        hidden = len(findings) - len(kept)
-        findings = kept
-
-    if show_witness is None:
-        show_witness = output_file is None and sys.stdout.isatty()
-    text = _render(findings, sources, output_format, show_statistics, notifications, hidden,
-                   color=output_file is None and _use_color(), witness=show_witness)
-    if output_file is not None:
-        try:
-            with open(output_file, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        except OSError as e:
-            _fail(f"{output_file}: cannot write: {e.strerror or e}")
-    else:
-        sys.stdout.write(text)
-    if not quiet and results and output_format in (OutputFormat.text, OutputFormat.concise, OutputFormat.github):
-        sys.stdout.flush()
-        typer.echo(summary(findings, hidden, status == 2), err=True)
-    if status == 0 and not exit_zero:
-        for f in findings:
-            level = fail_rank.get(f.origin or f.path, "error")
-            if level != "never" and f.severity.rank >= Severity(level).rank:
-                status = 1
-                break
-    raise typer.Exit(status)
-
-
-def present(findings: list[Finding], results: list[FileResult]) -> tuple[list[Finding], dict[str, str]]:
-    """The findings as a person reads them: PTX findings with ``-lineinfo`` moved to their CUDA lines
-    (``tmemlint.lineinfo``), one finding per place and rule across files (a ``.cu`` and the PTX made from it
-    give the same finding), sorted; and the text of every file a finding names, for code frames."""
-    from tmemlint.lineinfo import relocate
-
-    sources = {r.path: r.text for r in results if r.text is not None}
-    out: list[Finding] = []
-    for res in results:
-        if res.text is not None and res.path.endswith(".ptx") and ".loc" in res.text:
-            out.extend(relocate([f for f in findings if f.path == res.path], res.text, res.path, sources,
-                                library_predicate(res.options, res.path)))
-    moved = {id(f) for r in results if r.text is not None and r.path.endswith(".ptx") and ".loc" in r.text
-             for f in findings if f.path == r.path}
-    out.extend(f for f in findings if id(f) not in moved)
-    out.sort(key=lambda x: x.sort_key())
-    unique: dict[tuple, Finding] = {}
-    for f in out:
-        key = (f.path, f.line, f.code, f.fingerprint or f.message)
-        kept = unique.get(key)
-        if kept is None:
-            unique[key] = f
-            continue
-        if kept.origin is not None and f.origin is None:  # prefer the finding of the file read directly
-            unique[key], kept, f = f, f, kept
-        said = {r.message for r in kept.related}
-        kept.related.extend(r for r in f.related if r.message not in said)
-    return list(unique.values()), sources
-
-
-def _show_settings(settings: Settings, path: str, define, compile_: bool, nvcc_arg, include_dir=None,
-                   build_path=None) -> None:
-    """``--show-settings``: the configuration file that applies to ``path`` and every resolved setting."""
-    cfg = settings.config_for(path) if path != "-" else None
-    opts = _source_options(settings.options_for(path), define, compile_, nvcc_arg, include_dir, build_path, path)
-    codes = sorted(opts.codes) if opts.codes is not None else sorted(c for c, r in RULES.items() if r.enabled)
-    lines = [
-        f"Resolved settings for: {path}",
-        f"configuration file: {_shown(cfg.source) if cfg is not None and cfg.source else '(none)'}",
-        f"select: {', '.join(codes)}",
-        f"severity: {', '.join(f'{c}={v}' for c, v in sorted(opts.severity.items())) or '(rule defaults)'}",
-        f"fail-on: {opts.fail_on}",
-        f"ctas-per-sm: {opts.ctas_per_sm if opts.ctas_per_sm is not None else '(from .minnctapersm)'}",
-        f"exclude: {', '.join(g for g, _ in settings.exclude_patterns(path))}",
-        f"force-exclude: {str(settings.force_exclude(path)).lower()}",
-        f"respect-gitignore: {str(settings.respect_gitignore(path)).lower()}",
-        f"defines: {', '.join(f'{k}={v}' for k, v in opts.defines.items()) or '(none)'}",
-        f"mode: {'compile (nvcc)' if opts.compile else 'source'} for CUDA files",
-        f"include-dirs: {', '.join(opts.include_dirs) or '(none)'}",
-    ]
-    if opts.nvcc_args:
-        lines.append(f"nvcc arguments: {' '.join(opts.nvcc_args)}")
-    typer.echo("\n".join(lines))
-
-
-def _shown(path) -> str:
-    from tmemlint.discover import display_path
-
-    return display_path(str(path))
-
-
-def _source_options(options: Options, define: list[str] | None, compile_: bool,
-                    nvcc_arg: list[str] | None, include_dir: list[str] | None = None, build_path: str | None = None,
-                    path: str | None = None) -> Options:
-    """``options`` with the CUDA-source settings of the command line (``-D``, ``--compile``, ``--nvcc-arg``,
-    ``-I``, and ``-p``: the flags of ``path`` in ``compile_commands.json``, ``tmemlint.compdb``)."""
-    from tmemlint.compdb import flags_for
-
-    db = flags_for(build_path, path) if build_path and path else None
-    for d in (db.defines if db else []) + list(define or ()):
-        name, eq, value = d.partition("=")
-        if name.strip():
-            options.defines[name.strip()] = value if eq else "1"
-    options.compile = compile_
-    options.nvcc_args = (tuple(db.nvcc_args) if db else ()) + tuple(nvcc_arg or ())
-    options.include_dirs = tuple(include_dir or ()) + (tuple(db.include_dirs) if db else ()) + options.include_dirs
-    options.library_dirs = tuple(db.library_dirs) if db else ()
-    return options
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-def summary(findings: list[Finding], hidden: int = 0, failed: bool = False) -> str:
-    """The last line of terminal formats: ``Found 3 errors and 51 warnings in 2 files`` (counts by severity, then
-    the number of files with findings), ``All checks passed!`` when there is nothing, and how many findings the
-    baseline hid."""
-    extra = f" ({hidden} more in the baseline)" if hidden else ""
-    if not findings:
-        if failed:
-            return "No findings in the files that could be checked" + extra
-        return "All checks passed!" + extra
-    n = Counter(f.severity for f in findings)
-    parts = [_plural(n[Severity.ERROR], "error") if n[Severity.ERROR] else "",
-             _plural(n[Severity.WARNING], "warning") if n[Severity.WARNING] else "",
-             f"{n[Severity.INFO]} info finding{'' if n[Severity.INFO] == 1 else 's'}" if n[Severity.INFO] else ""]
-    parts = [p for p in parts if p]
-    said = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-    files = len({f.path for f in findings})
-    return f"Found {said} in {_plural(files, 'file')}{extra}"
-
-
-def _render(findings: list[Finding], sources: dict[str, str], fmt: OutputFormat, show_statistics: bool,
-            notifications: list[str], hidden: int, color: bool, witness: bool = False) -> str:
-    """The text of standard output (or ``--output-file``) for ``fmt``: the findings only (the CLI prints
-    ``summary`` on standard error for the terminal formats, as clang-tidy does, so that pipes get findings
-    only).  ``witness``: the text format shows each finding's code-flow steps under it."""
-    from tmemlint.names import demangle_message
-
-    if show_statistics:
-        stats = statistics(findings)
-        if fmt is OutputFormat.json:
-            return json.dumps([{"code": c, "name": n, "count": k} for c, n, k in stats], indent=2) + "\n"
-        out = "".join(f"{k:>5}  {c}  {n}\n" for c, n, k in stats)
-    elif fmt is OutputFormat.json:
-        from tmemlint.report.json_format import format_json
-
-        return format_json(findings)
-    elif fmt is OutputFormat.sarif:
-        from tmemlint.report.sarif import format_sarif
-
-        return format_sarif(findings, notifications)
-    else:
-        shown = [dataclasses.replace(f, message=demangle_message(f.message)) for f in findings]
-        if fmt is OutputFormat.github:
-            from tmemlint.report.github import format_github
-
-            out = format_github(shown)
-        elif fmt is OutputFormat.concise:
-            from tmemlint.report.concise import format_concise
-
-            out = format_concise(shown)
-        else:
-            from tmemlint.report.text import format_text
-
-            out = format_text(shown, sources, color=color, witness=witness)
-    return out
+    raise typer.Exit(run_check(
+        paths, output_format=output_format, output_file=output_file, select=select, ignore=ignore,
+        extend_select=extend_select, fail_on=fail_on, exit_zero=exit_zero, quiet=quiet, config=config,
+        isolated=isolated, show_settings=show_settings, exclude=exclude, extend_exclude=extend_exclude,
+        force_exclude=force_exclude, respect_gitignore=respect_gitignore, ctas_per_sm=ctas_per_sm,
+        show_statistics=show_statistics, show_witness=show_witness, baseline=baseline, write_baseline=write_baseline,
+        stdin_filename=stdin_filename, jobs=jobs, define=define, compile_=compile_, nvcc_arg=nvcc_arg,
+        include_dir=include_dir, build_path=build_path))
 
 
 class RulesFormat(str, Enum):

@@ -175,6 +175,20 @@ def _answer_at_once(args: list[str]) -> bool:
     return False
 
 
+def _run(args: list[str]) -> None:
+    """The command: a plain check (files and the few options ``checkcmd.parse_simple`` reads) without typer
+    (``checkcmd.run_check``, the function the typer command calls), anything else through ``tmemlint.cli``.
+    Raises ``SystemExit`` with the exit status, as typer does."""
+    from tmemlint.checkcmd import parse_simple, run_check
+
+    simple = parse_simple(args)
+    if simple is not None:
+        raise SystemExit(run_check(**simple))
+    from tmemlint import cli
+
+    cli.main(args)
+
+
 def main(argv: list[str] | None = None) -> None:
     """``tmemlint`` console script: answer from the cache when possible, else run ``tmemlint.cli.main``."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -196,10 +210,8 @@ def main(argv: list[str] | None = None) -> None:
             sys.stderr.write(err)
             sys.stdout.flush()
             raise SystemExit(code)
-    from tmemlint import cli
-
     if key is None:
-        cli.main(args_wo)
+        _run(args_wo)
         return
     import contextlib
     import io
@@ -208,7 +220,7 @@ def main(argv: list[str] | None = None) -> None:
     code = 0
     try:
         with contextlib.redirect_stdout(out_buf), contextlib.redirect_stderr(err_buf):
-            cli.main(args_wo)
+            _run(args_wo)
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
     out, err = out_buf.getvalue(), err_buf.getvalue()

@@ -36,6 +36,8 @@ from functools import lru_cache
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
+from mypy_extensions import mypyc_attr
+
 from tmemlint.ir import Address, Imm, Instruction, NotReg, Operand, ParenList, Reg, RegPair, Sym, Vec
 from tmemlint.threadexpr import BIN, CMP as _CMP, eval_tid, wrap as _wrap
 
@@ -906,6 +908,7 @@ def _may_be_negative(e: tuple[Any, ...]) -> bool:
 MAX_DEPTH = 12
 
 
+@mypyc_attr(native_class=False)  # mypyc compiles no subclass of a built-in type (hatch_build.py)
 class _Op(tuple[Any, ...]):
     """An ``("op", name, *args, depth)`` value that computes its hash once (hash-consing by structure: the same
     operation on equal uniform inputs is an equal value, in whichever warp role computes it, and a deep chain is
