@@ -441,6 +441,39 @@ def test_elect_sync_is_one_lane_of_every_warp_and_splits_no_warps():
     assert lanes_on_path(c, frozenset(), frozenset()) == 32
 
 
+#: CUTLASS's cute::elect_one_sync as nvcc inlines it (DeepGEMM calls it around its MMAs and again around each
+#: tcgen05.commit): the elected predicate reaches the branch through a register set to 0, then to 1 under %px.
+ELECT_ONE_SYNC = """
+	mov.b32 %r{r}, 0;
+	elect.sync %r{x}|%p{q}, -1;
+	@%p{q} mov.s32 %r{r}, 1;
+	setp.eq.s32 %p{p}, %r{r}, 0;
+	@%p{p} bra {to}; // @{name}
+"""
+
+
+def test_two_elect_one_sync_calls_are_one_thread_predicate():
+    # PTX ISA 9.0 §9.7.13.12: "the same leader thread is elected for the same membermask every time"
+    body = (ELECT_ONE_SYNC.format(r=30, x=40, q=20, p=21, to="SKIP", name="first") + "SKIP:\n"
+            + ELECT_ONE_SYNC.format(r=31, x=41, q=22, p=23, to="DONE", name="second"))
+    k = mini(body)
+    first, pol1 = guard_key(k, "first")
+    second, pol2 = guard_key(k, "second")
+    assert first == second and pol1 == pol2
+    assert first == ("tid", ("cmp", "eq", ("sel", ("elect",), ("k", 1), ("k", 0)), 0))
+    [c] = k.ctx.threads.classes
+    assert lanes_on_path(c, frozenset({(first, False)}), frozenset()) == 1  # the branch not taken: the leader
+    assert lanes_on_path(c, frozenset({(first, True)}), frozenset()) == 31
+
+
+def test_an_election_over_another_member_mask_is_its_own_predicate():
+    k = mini("\telect.sync %r71|%p21, 65535;\n\t@!%p21 bra DONE; // @a\n"
+             "\telect.sync %r72|%p22, -1;\n\t@!%p22 bra DONE; // @b\n")
+    a, _ = guard_key(k, "a")
+    b, _ = guard_key(k, "b")
+    assert a[0] == "tid" and a[1][0] == "elect" and a != b and b == ("tid", ("elect",))
+
+
 # ---- answers the ISA contradicts (strict xfail) ---------------------------------------------------------------
 
 WRAP = """

@@ -358,6 +358,10 @@ class ValueAnalysis:
             if name in self.multi_defs:
                 return TOP
             return ("opq", ("in", name))
+        if len(ds) == 2:
+            sel = self._selected_value(ds, name)
+            if sel is not None:
+                return sel
         val: Value | None = None
         for e in ds:
             v = self.def_value.get((e, name))
@@ -370,6 +374,30 @@ class ValueAnalysis:
                 if val is TOP:
                     return TOP
         return val if val is not None else TOP
+
+    def _selected_value(self, ds: tuple[int, ...], name: str) -> Value | None:
+        """The value of ``name`` where exactly the two definitions ``ds`` reach, when they are an unguarded constant
+        and, later in the same basic block, a constant under a guard whose value is a thread expression: then every
+        execution of the first is followed by the guarded one, so the register holds ``guard ? then : else``,
+        ``("tid", ("sel", guard, then, else))``, exactly.  This is CUTLASS's ``cute::elect_one_sync`` (``mov %r, 0;
+        elect.sync %rx|%px, -1; @%px mov %r, 1``, which DeepGEMM calls around its MMAs and again around each
+        ``tcgen05.commit``): the ``setp`` on ``%r`` is then the thread predicate of the election itself, and two
+        such calls with the same member mask are the same predicate (PTX ISA 9.0 §9.7.13.12 elect.sync: "the same
+        leader thread is elected for the same membermask every time").  None for any other shape (a guard that is
+        not a thread expression, values that are not constants, definitions in different blocks)."""
+        a, b = sorted(ds)
+        first, second = self.insts[a], self.insts[b]
+        guard = second.guard
+        if first.guard is not None or guard is None or self.cfg.block_of[a] != self.cfg.block_of[b]:
+            return None
+        va, vb = self.def_value.get((a, name)), self.def_value.get((b, name))
+        if va is None or vb is None or va[0] != "c" or vb[0] != "c":
+            return None
+        g = self.reg_value(second, guard.reg)
+        if g is TOP or g[0] != "tid":
+            return None
+        then, other = ("k", vb[1]), ("k", va[1])
+        return ("tid", ("sel", g[1], other, then) if guard.negated else ("sel", g[1], then, other))
 
     def value(self, inst: Instruction, o: Operand) -> Value:
         """The value of operand ``o`` of ``inst`` (an address operand gives the address value)."""
@@ -607,7 +635,7 @@ class ValueAnalysis:
                 out: list[Value] = []
                 for x in (dst.first, dst.second):
                     if type(x) is Reg:
-                        out.append(("tid", ("elect",)) if x is dst.second else ("opq", (idx, x.name)))
+                        out.append(self._elected(inst) if x is dst.second else ("opq", (idx, x.name)))
                 return out
             if op == "shfl" and type(dst) is RegPair and len(ops) >= 3:
                 sv = self._shfl(inst)
@@ -759,8 +787,22 @@ class ValueAnalysis:
         if op == "shfl":
             return self._shfl(inst)
         if op == "elect":
-            return ("tid", ("elect",))
+            return self._elected(inst)
         return None
+
+    def _elected(self, inst: Instruction) -> Value:
+        """The predicate ``elect.sync d|p, membermask`` writes: ``("tid", ("elect",))`` for the full member mask
+        (``0xffffffff``, as CUTLASS, DeepGEMM and ThunderKittens write it), one thread expression for all such
+        elections, since PTX ISA 9.0 §9.7.13.12 elects "the same leader thread ... for the same membermask every
+        time" (and ``.sync`` makes every thread of the mask execute it, so the active set is the mask).  Any other
+        mask (a constant subset, a register such as ``activemask``'s result) gets a key of its own instruction,
+        ``("tid", ("elect", ("at", index)))``: its leader may be another lane, so it is not identified with any
+        other election (``eval_tid`` still counts it as one lane)."""
+        ops = inst.operands
+        m = self.value(inst, ops[1]) if len(ops) >= 2 else TOP
+        if m is not TOP and m[0] == "c" and m[1] & 0xFFFFFFFF == 0xFFFFFFFF:
+            return ("tid", ("elect",))
+        return ("tid", ("elect", ("at", inst.index)))
 
 
 def _bfe(a: Value, pos: Value, length: Value, ty: str | None) -> Value | None:
