@@ -40,14 +40,14 @@ from typing import TYPE_CHECKING, Any, cast
 from mypy_extensions import mypyc_attr
 
 from tmemlint.analysis.cfg import Node
-from tmemlint.analysis.control import can_reach, natural_loops, on_cycle
+from tmemlint.analysis.control import can_reach, divergent_defs, natural_loops, on_cycle
 from tmemlint.analysis.lifecycle import consistent_choice_facts
 from tmemlint.analysis.mbarriers import expected_counts
 from tmemlint.analysis.paths import identity_transfer
 from tmemlint.analysis.sync import (ASYNC_TCGEN05, WARP_COLLECTIVE, AddressForm, BarrierKey, SyncEvent,
                                     address_form, sync_event, tmem_operand_indices)
-from tmemlint.analysis.threads import (cross_warp_facts, is_lane_fact, other_warp_view, undecidable_pair,
-                                      warps_executing)
+from tmemlint.analysis.threads import (cross_warp_facts, is_lane_fact, lane_counts, other_warp_view,
+                                      undecidable_pair, warps_executing)
 from tmemlint.analysis.threads import Facts
 from tmemlint.analysis.values import TOP, ValueAnalysis, defined_regs
 from tmemlint.ir import Address, Imm, Instruction, NotReg, Reg, Sym
@@ -227,15 +227,20 @@ class Hang:
     path of ``arriver`` (the one warp class that arrives on ``key``), are ``facts``: on that path ``arriver`` makes
     no arrival on ``key`` from the kernel's entry to its exit, so the phase's pending count never reaches zero (PTX
     ISA §9.7.13.15.1-2; the expected count of ``mbarrier.init`` is at least 1).  ``skipped``: the arrive sites on
-    ``key`` that this path of ``arriver`` does not execute.  ``facts`` are the abstract domains' consistent choice;
+    ``key`` that this path of ``arriver`` does not execute.  ``arriver`` None: fewer arrivals than the expected
+    count reach the phase on any path (``expected``, ``arrivals``).  ``facts`` are the abstract domains' consistent choice;
     a caller that wants a proof asks ``feasibility.Feasibility.satisfiable`` of them at ``wait``."""
 
     wait: Instruction
     klass: "WarpClass"
     key: BarrierKey
-    arriver: "WarpClass"
+    arriver: "WarpClass | None"
     facts: Facts
     skipped: tuple[Instruction, ...]
+    #: when no path makes enough arrivals (``arriver`` None): the expected count of the barrier's init, and the
+    #: most arrivals all threads of the CTA make on it from entry to exit (``SyncModel._arrival_bound``)
+    expected: int | None = None
+    arrivals: int | None = None
 
 
 #: ``SyncModel.fencing``'s path state: (the asynchronous tcgen05 operations since the latest fence::before_thread_sync
@@ -1035,20 +1040,30 @@ class SyncModel:
         ``X`` nowhere from entry to exit, every path of ``ka`` that agrees with both arriving on it nowhere either
         (``releases_after(from_entry=True)``: lanes of one warp united).  Pairs of paths chosen by data each class
         computed itself (``threads.undecidable_pair``) prove nothing.  PTX ISA §9.7.13.15.1-2 (phase completion),
-        §9.7.13.15.16 (``try_wait.parity``)."""
+        §9.7.13.15.16 (``try_wait.parity``).  Also proved, whoever arrives: the barrier's expected count (one
+        constant ``mbarrier.init``) is above the most arrivals the whole CTA makes on it (``_arrival_bound``), so
+        phase 0 completes on no path (``Hang.arriver`` None)."""
         sb = self.site(b)
         if sb is None or not sb.waits or sb.key.kind != "mbar" or not sb.key.exact or sb.parity != 0:
             return None
         x = sb.key
         if x not in self._parity0_waited(klass) or not self._plain_barrier(x):
             return None
-        ka = self._only_arriver(x)
-        if ka is None or ka is klass:
-            return None
         facts_b = self._reaching_facts(klass).get(b.index)
         if not facts_b:
             return None
         waits = self._count(klass, x).waits.get(b.index, {})
+        expected = self._expected.get(x)
+        bound = self._arrival_bound(x) if expected is not None else None
+        if expected is not None and bound is not None and bound < expected[0]:
+            for fb in sorted(facts_b, key=repr):
+                fb = self._without_lane_facts(fb)
+                if any(m == 0 for f, m in waits.items() if self._agree(f, fb)):
+                    return Hang(b, klass, x, None, fb, (), expected[0], bound)
+            return None
+        ka = self._only_arriver(x)
+        if ka is None or ka is klass:
+            return None
         paths_a = self.releases_after(ka, (), from_entry=True).get(_ENTRY, [])
         for fb in sorted(facts_b, key=repr):
             fb = self._without_lane_facts(fb)
@@ -1093,6 +1108,36 @@ class SyncModel:
         if any(self._agree(f, got) for f in arriving):
             return None
         return got
+
+    def _arrival_bound(self, x: BarrierKey) -> int | None:
+        """The most arrivals on the mbarrier ``x`` that all threads of the CTA make from the kernel's entry to its
+        exit, or None when not bounded: per warp class and arrive site on exactly ``x``, the threads whose path
+        facts reach it (``threads.lane_counts`` over the class's warps, the most of any path), times the site's
+        arrival count (``SyncEvent.count``), times the most arrivals on ``x`` one thread of the class makes on a
+        path to an exit (``_count``; ``MANY``, a loop, is not bounded).  Units: arrivals (PTX ISA §9.7.13.15.2)."""
+        nonuniform = divergent_defs(self.ctx)
+        exits = [i for i in self.ctx.function.instructions if i.op in ("ret", "exit")]
+        total = 0
+        for k in self.ctx.threads.classes:
+            sites = [(i, s) for i, s in self._sited if s.arrives and s.key.may_alias(x) and self.executes(k, i)]
+            if not sites:
+                continue
+            arrivals = self._count(k, x).arrivals
+            times = max((c for e in exits for c in arrivals.get(e.index, {}).values()), default=None)
+            if times is None or times >= MANY:
+                return None
+            for i, s in sites:
+                sets = self.fact_sets(k, i)
+                if s.key != x or s.count is None or sets is None:
+                    return None
+                threads = 0
+                for f in sets:
+                    per_warp = lane_counts(k, f, nonuniform)
+                    if per_warp is None:
+                        return None
+                    threads = max(threads, sum(per_warp))
+                total += threads * s.count * times
+        return total
 
     def _plain_barrier(self, x: BarrierKey) -> bool:
         """Whether every synchronization event that may be on the mbarrier ``x`` is a plain ``mbarrier.init``,

@@ -234,6 +234,17 @@ def wait_never_completes(ctx):
         if not first.skipped:
             related = []
         related += [(h.wait, f"also waits for phase 0 of {name} ({h.klass!r})") for h in hangs[1:]]
+        if first.arriver is None:
+            arrives = [i for i in fn.instructions if i.op == "mbarrier" and sync.site(i) is not None
+                       and sync.site(i).arrives and sync.site(i).key == key]
+            related = [(a, f"arrives on {name}") for a in arrives] + related
+            ctx.report("TM315", first.wait,
+                       f"the wait of {first.klass!r} for phase 0 of mbarrier {name}: it was initialised with an "
+                       f"expected count of {first.expected}, but at most {first.arrivals} arrival"
+                       f"{'s reach' if first.arrivals != 1 else ' reaches'} it on any path (no arrival anywhere "
+                       f"completes this phase): the phase never completes and the wait never returns (the CTA hangs)",
+                       related, facts=first.facts)
+            continue
         what = ("only at the arrive sites below, which this path skips" if first.skipped
                 else "nowhere: no arrival anywhere completes this phase")
         ctx.report("TM315", first.wait,
