@@ -241,6 +241,9 @@ class Hang:
     #: most arrivals all threads of the CTA make on it from entry to exit (``SyncModel._arrival_bound``)
     expected: int | None = None
     arrivals: int | None = None
+    #: the waits of ``klass`` on ``key`` before ``wait`` on the path (each for the next phase): ``wait`` needs
+    #: ``waited + 1`` phases completed
+    waited: int = 0
 
 
 #: ``SyncModel.fencing``'s path state: (the asynchronous tcgen05 operations since the latest fence::before_thread_sync
@@ -1044,10 +1047,10 @@ class SyncModel:
         constant ``mbarrier.init``) is above the most arrivals the whole CTA makes on it (``_arrival_bound``), so
         phase 0 completes on no path (``Hang.arriver`` None)."""
         sb = self.site(b)
-        if sb is None or not sb.waits or sb.key.kind != "mbar" or not sb.key.exact or sb.parity != 0:
+        if sb is None or not sb.waits or sb.key.kind != "mbar" or not sb.key.exact or sb.parity is None:
             return None
         x = sb.key
-        if x not in self._parity0_waited(klass) or not self._plain_barrier(x):
+        if not self._plain_barrier(x) or not self._constant_parity_waits(klass, x):
             return None
         facts_b = self._reaching_facts(klass).get(b.index)
         if not facts_b:
@@ -1055,11 +1058,14 @@ class SyncModel:
         waits = self._count(klass, x).waits.get(b.index, {})
         expected = self._expected.get(x)
         bound = self._arrival_bound(x) if expected is not None else None
-        if expected is not None and bound is not None and bound < expected[0]:
+        if expected is not None and bound is not None:
             for fb in sorted(facts_b, key=repr):
                 fb = self._without_lane_facts(fb)
-                if any(m == 0 for f, m in waits.items() if self._agree(f, fb)):
-                    return Hang(b, klass, x, None, fb, (), expected[0], bound)
+                m = min((n for f, n in waits.items() if self._agree(f, fb)), default=MANY)
+                # the (m+1)-th wait of alternating parity 0, 1, 0, … returns only once m+1 phases completed
+                if m < MANY and sb.parity == m % 2 and bound < (m + 1) * expected[0]:
+                    return Hang(b, klass, x, None, fb, (), expected[0], bound, m)
+        if sb.parity != 0 or x not in self._parity0_waited(klass):
             return None
         ka = self._only_arriver(x)
         if ka is None or ka is klass:
@@ -1138,6 +1144,12 @@ class SyncModel:
                     threads = max(threads, sum(per_warp))
                 total += threads * s.count * times
         return total
+
+    def _constant_parity_waits(self, klass: "WarpClass", x: BarrierKey) -> bool:
+        """Whether every wait of ``klass`` that may be on the mbarrier ``x`` is a ``.parity`` wait on exactly ``x``
+        with a constant parity (PTX ISA §9.7.13.15.16)."""
+        return all(s.key == x and s.parity is not None for i, s in self._sited
+                   if s.waits and s.key.may_alias(x) and self.executes(klass, i))
 
     def _plain_barrier(self, x: BarrierKey) -> bool:
         """Whether every synchronization event that may be on the mbarrier ``x`` is a plain ``mbarrier.init``,

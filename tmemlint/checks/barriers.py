@@ -238,9 +238,11 @@ def wait_never_completes(ctx):
             arrives = [i for i in fn.instructions if i.op == "mbarrier" and sync.site(i) is not None
                        and sync.site(i).arrives and sync.site(i).key == key]
             related = [(a, f"arrives on {name}") for a in arrives] + related
+            phase = f"phase {first.waited}" + (f" (wait {first.waited + 1} on it on this path)" if first.waited else "")
             ctx.report("TM315", first.wait,
-                       f"the wait of {first.klass!r} for phase 0 of mbarrier {name}: it was initialised with an "
-                       f"expected count of {first.expected}, but at most {first.arrivals} arrival"
+                       f"the wait of {first.klass!r} for {phase} of mbarrier {name}: it was initialised with an "
+                       f"expected count of {first.expected}, so {phase.split(' (')[0]} needs "
+                       f"{(first.waited + 1) * (first.expected or 0)} arrivals, but at most {first.arrivals} arrival"
                        f"{'s reach' if first.arrivals != 1 else ' reaches'} it on any path (no arrival anywhere "
                        f"completes this phase): the phase never completes and the wait never returns (the CTA hangs)",
                        related, facts=first.facts)
