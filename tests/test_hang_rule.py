@@ -1,5 +1,5 @@
 """TM315 (wait-never-completes, ``tmemlint/checks/barriers.py``) on variants of the fixture
-fixtures/ptx/hang_conditional_arrive_bad.ptx: reported where the engine proves the hang
+fixtures/ptx/tm315_conditional_arrive_bad.ptx: reported where the engine proves the hang
 (``SyncModel.never_completes``), silent wherever an arrival may come from a place it cannot see (a bulk copy's
 ``complete_tx``, a commit, a peer CTA, a callee, an aliased address) or the parity is not a constant."""
 
@@ -12,7 +12,7 @@ import pytest
 from tmemlint.engine import lint_text
 from tmemlint.options import Options
 
-BAD = Path(__file__).resolve().parent.parent / "fixtures" / "ptx" / "hang_conditional_arrive_bad.ptx"
+BAD = Path(__file__).resolve().parent.parent / "fixtures" / "ptx" / "tm315_conditional_arrive_bad.ptx"
 #: lane 0 of warp 0, before the conditional arrive: what a variant adds there runs on every path of that lane
 LANE0 = "\t@%p3 bra \t$L_done;\n"
 WAIT = "\tmbarrier.try_wait.parity.shared::cta.b64 \t%p5, [%r3], 0; // expect: TM315\n"
