@@ -170,9 +170,9 @@ def test_case16_compile_mode_maps_to_the_cu_line():
     ("threadIdx.x % 32 == 0", []),
     # lane 0 arrives only when a CTA-uniform value says so: on the other path no lane arrives and the readers' wait
     # for phase 0 never returns (PTX ISA §9.7.13.15; ``SyncModel._wait_never_returns``): a hang, not an unordered
-    # read, so no TM205 (no rule reports the hang yet: a documented limit of the engine)
-    ("threadIdx.x % 32 == 0 && K > 64", []),
-    ("threadIdx.x % 32 == 0 && (K & 64)", []),
+    # read, so no TM205, and TM315 at the wait (``SyncModel.never_completes``; the wait's asm string, line 14)
+    ("threadIdx.x % 32 == 0 && K > 64", [(14, 17, 71, "TM315")]),
+    ("threadIdx.x % 32 == 0 && (K & 64)", [(14, 17, 71, "TM315")]),
 ])
 def test_lane_zero_hand_over_after_a_loop_the_other_lanes_join(cond, want):
     """mbarrier_slot_handover.cu: lane 0 of the MMA warp arrives on tmem_provisioned, the other lanes' exit states

@@ -70,6 +70,8 @@ ROWS = (
      'tcgen05.ld/st/cp of columns after the thread released them to their producer, before waiting again'),
     ('TM314', 'single-issue-guard', 'error', True,
      'a single-thread tcgen05 mma/cp/shift/commit whose guard can hold for more than one thread of a warp'),
+    ('TM315', 'wait-never-completes', 'error', True,
+     'an mbarrier wait for a phase that no arrival can complete on some feasible path (the CTA hangs)'),
     ('TM401', 'scale-accumulator-overlap', 'error', True,
      'block-scale factor columns overlap the accumulator columns of a tcgen05.mma'),
     ('TM402', 'region-out-of-bounds', 'error', True,

@@ -40,14 +40,14 @@ from typing import TYPE_CHECKING, Any, cast
 from mypy_extensions import mypyc_attr
 
 from tmemlint.analysis.cfg import Node
-from tmemlint.analysis.control import can_reach, natural_loops, on_cycle
+from tmemlint.analysis.control import can_reach, divergent_defs, natural_loops, on_cycle
 from tmemlint.analysis.lifecycle import consistent_choice_facts
 from tmemlint.analysis.mbarriers import expected_counts
 from tmemlint.analysis.paths import identity_transfer
 from tmemlint.analysis.sync import (ASYNC_TCGEN05, WARP_COLLECTIVE, AddressForm, BarrierKey, SyncEvent,
                                     address_form, sync_event, tmem_operand_indices)
-from tmemlint.analysis.threads import (cross_warp_facts, is_lane_fact, other_warp_view, undecidable_pair,
-                                      warps_executing)
+from tmemlint.analysis.threads import (cross_warp_facts, is_lane_fact, lane_counts, other_warp_view,
+                                      undecidable_pair, warps_executing)
 from tmemlint.analysis.threads import Facts
 from tmemlint.analysis.values import TOP, ValueAnalysis, defined_regs
 from tmemlint.ir import Address, Imm, Instruction, NotReg, Reg, Sym
@@ -76,6 +76,9 @@ _MAX_ROUND = 16
 
 #: Barrier phases counted exactly below this many; this many or more (a loop) is "many".
 MANY = 4
+
+#: The anchor index under which ``SyncModel.releases_after(from_entry=True)`` reports the keys arrived on from entry.
+_ENTRY = -1
 
 #: Exit states of a class above which ``releases_after`` does not unite the keys lane by lane.
 _MAX_LANE_STATES = 64
@@ -217,6 +220,32 @@ class Chain:
     waited: tuple[BarrierKey, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class Hang:
+    """The answer of ``SyncModel.never_completes``: the wait ``wait`` (run by ``klass``) for phase 0 of the exactly
+    known mbarrier ``key`` never returns on the path of ``klass`` whose CTA-uniform facts, together with those of a
+    path of ``arriver`` (the one warp class that arrives on ``key``), are ``facts``: on that path ``arriver`` makes
+    no arrival on ``key`` from the kernel's entry to its exit, so the phase's pending count never reaches zero (PTX
+    ISA §9.7.13.15.1-2; the expected count of ``mbarrier.init`` is at least 1).  ``skipped``: the arrive sites on
+    ``key`` that this path of ``arriver`` does not execute.  ``arriver`` None: fewer arrivals than the expected
+    count reach the phase on any path (``expected``, ``arrivals``).  ``facts`` are the abstract domains' consistent choice;
+    a caller that wants a proof asks ``feasibility.Feasibility.satisfiable`` of them at ``wait``."""
+
+    wait: Instruction
+    klass: "WarpClass"
+    key: BarrierKey
+    arriver: "WarpClass | None"
+    facts: Facts
+    skipped: tuple[Instruction, ...]
+    #: when no path makes enough arrivals (``arriver`` None): the expected count of the barrier's init, and the
+    #: most arrivals all threads of the CTA make on it from entry to exit (``SyncModel._arrival_bound``)
+    expected: int | None = None
+    arrivals: int | None = None
+    #: the waits of ``klass`` on ``key`` before ``wait`` on the path (each for the next phase): ``wait`` needs
+    #: ``waited + 1`` phases completed
+    waited: int = 0
+
+
 #: ``SyncModel.fencing``'s path state: (the asynchronous tcgen05 operations since the latest fence::before_thread_sync
 #: or commit, at most ``_MAX_PENDING``; the wait, if any, since which no asynchronous operation or fence came).
 _Fences = tuple[frozenset[int], frozenset[int]]
@@ -244,7 +273,7 @@ class SyncModel:
         self._counts: dict[tuple[int, BarrierKey], tuple[WarpClass, _Counts]] = {}
         # (class id, the key's sites) -> (class, _Counts): ``_count``
         self._counts_alike: dict[tuple[int, frozenset[tuple[int, bool]]], tuple[WarpClass, _Counts]] = {}
-        self._releases: dict[tuple[int, tuple[int, ...], bool, bool],
+        self._releases: dict[tuple[int, tuple[int, ...], bool, bool, bool],
                              tuple[WarpClass, dict[int, list[_KeysOnPath]]]] = {}
         self._transitive: dict[tuple[Any, ...], bool | None] = {}
         self._agreement: dict[tuple[Facts, ...], bool] = {}
@@ -477,14 +506,16 @@ class SyncModel:
         return inst.index in self._reaching_facts(klass)
 
     def releases_after(self, klass: "WarpClass", anchors: tuple[Instruction, ...],
-                       grouped: bool = False, completion: bool = False) -> dict[int, list[_KeysOnPath]]:
+                       grouped: bool = False, completion: bool = False,
+                       from_entry: bool = False) -> dict[int, list[_KeysOnPath]]:
         """For each anchor instruction (by index) that ``klass`` may execute: ``[(keys, facts)]``, one entry per
         CTA-uniform set of branch facts of the class's paths through the anchor to an exit: the keys some lane of
         the warp arrives on after the anchor's latest execution.  ``grouped``: the anchors are one group, reported
         under the first anchor's index (the keys after the latest execution of any of them).  ``completion``:
         only ``tcgen05.commit`` arrivals count, the ones that wait for the thread's earlier asynchronous tcgen05
-        operations to complete (PTX ISA §9.7.16.8.4)."""
-        cache_key = (id(klass), tuple(a.index for a in anchors), grouped, completion)
+        operations to complete (PTX ISA §9.7.16.8.4).  ``from_entry`` (with no anchors): the keys arrived on from the
+        kernel's entry, under the index ``_ENTRY``."""
+        cache_key = (id(klass), tuple(a.index for a in anchors), grouped, completion, from_entry)
         hit = self._releases.get(cache_key)
         if hit is not None and hit[0] is klass:
             return hit[1]
@@ -505,7 +536,9 @@ class SyncModel:
         # warp (an mbarrier arrive by lane 0 alone is the warp's arrival), so their keys are united
         merged: dict[int, dict[Facts, frozenset[BarrierKey]]] = {}
         states: dict[int, list[_LaneState]] = {}  # anchor -> its exit states
-        for _k, exits in self.ctx.simulate(transfer, frozenset(), classes=[klass], relevant=self._relevant):
+        start: frozenset[tuple[int | None, frozenset[BarrierKey]]] = (
+            frozenset({(_ENTRY, frozenset())}) if from_entry else frozenset())
+        for _k, exits in self.ctx.simulate(transfer, start, classes=[klass], relevant=self._relevant):
             for ex in exits:
                 uniform = self._uniform(ex.facts)
                 lane = frozenset(f for f in ex.facts if is_lane_fact(f[0]))
@@ -996,6 +1029,145 @@ class SyncModel:
             if before and not any(before):
                 return True
         return False
+
+    def never_completes(self, klass: "WarpClass", b: Instruction) -> Hang | None:
+        """Whether the mbarrier wait ``b`` (run by ``klass``) never returns on some path (``Hang``), else None.
+
+        Proved only in the shape ``_wait_never_returns`` uses for ordering: ``b`` is a ``.parity`` wait for phase 0
+        (every wait of ``klass`` on the barrier is: ``_parity0_waited``) of an exactly known mbarrier ``X`` that
+        one other warp class ``ka`` alone arrives on (``_only_arriver``: no unknown, aliased or peer address, no
+        multicast commit), every event on ``X`` being a plain ``mbarrier.init`` / ``arrive`` / wait
+        (``_plain_barrier``: no ``expect_tx`` or ``complete_tx`` whose bytes a copy completes, no commit, no
+        ``cp.async`` arrive), in a function with no call (an arrive in a callee is not seen); ``b`` is the first
+        wait of ``klass`` on ``X`` on a path of facts ``fb``, and a path of ``ka`` agreeing with ``fb`` arrives on
+        ``X`` nowhere from entry to exit, every path of ``ka`` that agrees with both arriving on it nowhere either
+        (``releases_after(from_entry=True)``: lanes of one warp united).  Pairs of paths chosen by data each class
+        computed itself (``threads.undecidable_pair``) prove nothing.  PTX ISA §9.7.13.15.1-2 (phase completion),
+        §9.7.13.15.16 (``try_wait.parity``).  Also proved, whoever arrives: the barrier's expected count (one
+        constant ``mbarrier.init``) is above the most arrivals the whole CTA makes on it (``_arrival_bound``), so
+        phase 0 completes on no path (``Hang.arriver`` None)."""
+        sb = self.site(b)
+        if sb is None or not sb.waits or sb.key.kind != "mbar" or not sb.key.exact or sb.parity is None:
+            return None
+        x = sb.key
+        if not self._plain_barrier(x) or not self._constant_parity_waits(klass, x):
+            return None
+        facts_b = self._reaching_facts(klass).get(b.index)
+        if not facts_b:
+            return None
+        waits = self._count(klass, x).waits.get(b.index, {})
+        expected = self._expected.get(x)
+        bound = self._arrival_bound(x) if expected is not None else None
+        if expected is not None and bound is not None:
+            for fb in sorted(facts_b, key=repr):
+                fb = self._without_lane_facts(fb)
+                m = min((n for f, n in waits.items() if self._agree(f, fb)), default=MANY)
+                # the (m+1)-th wait of alternating parity 0, 1, 0, … returns only once m+1 phases completed
+                if m < MANY and sb.parity == m % 2 and bound < (m + 1) * expected[0]:
+                    return Hang(b, klass, x, None, fb, (), expected[0], bound, m)
+        if sb.parity != 0 or x not in self._parity0_waited(klass):
+            return None
+        ka = self._only_arriver(x)
+        if ka is None or ka is klass:
+            return None
+        paths_a = self.releases_after(ka, (), from_entry=True).get(_ENTRY, [])
+        for fb in sorted(facts_b, key=repr):
+            fb = self._without_lane_facts(fb)
+            if not any(m == 0 for f, m in waits.items() if self._agree(f, fb)):
+                continue  # not the first wait on x of this path
+            for keys, fa in paths_a:
+                if any(k.may_alias(x) for k in keys) or not self._agree(other_warp_view(fa), fb):
+                    continue
+                if self._undecidable_pair(fa, fb):
+                    continue
+                situation = self._skipping_situation(x, paths_a, other_warp_view(fa) | fb)
+                if situation is None:
+                    continue  # some lane of ka may arrive in every situation of these paths
+                skipped = tuple(i for i, s in self._sited if s.arrives and s.key == x)
+                return Hang(b, klass, x, ka, situation, skipped)
+        return None
+
+    def _skipping_situation(self, x: BarrierKey, paths_a: list[_KeysOnPath], facts: Facts) -> Facts | None:
+        """``facts`` with, for each path of ``paths_a`` that arrives on ``x`` and agrees with them, one of its
+        CTA-uniform comparisons (of parameters, special registers and constants: no opaque value, no register
+        value) added negated, so that no path that arrives on ``x`` agrees with the result; None when that is not
+        possible.  The paths' facts are those of joined exit states (what the states have in common), so every
+        execution in the situation returned ends in a path that agrees with it: none of its lanes arrives."""
+        arriving = sorted((other_warp_view(f) for ks, f in paths_a if any(k.may_alias(x) for k in ks)), key=repr)
+        got = facts
+        for f in arriving:
+            if not self._agree(f, got):
+                continue
+            known = {k for k, _ in got}
+            for k, v in sorted(f, key=repr):
+                text = repr(k)
+                if not (isinstance(k, tuple) and k and k[0] == "cmp") or "opq" in text or "regval" in text:
+                    continue
+                if k in known:
+                    continue
+                flipped = got | {(k, not v)}
+                if self._agree(flipped):
+                    got = flipped
+                    break
+            else:
+                return None
+        if any(self._agree(f, got) for f in arriving):
+            return None
+        return got
+
+    def _arrival_bound(self, x: BarrierKey) -> int | None:
+        """The most arrivals on the mbarrier ``x`` that all threads of the CTA make from the kernel's entry to its
+        exit, or None when not bounded: per warp class and arrive site on exactly ``x``, the threads whose path
+        facts reach it (``threads.lane_counts`` over the class's warps, the most of any path), times the site's
+        arrival count (``SyncEvent.count``), times the most arrivals on ``x`` one thread of the class makes on a
+        path to an exit (``_count``; ``MANY``, a loop, is not bounded).  Units: arrivals (PTX ISA §9.7.13.15.2)."""
+        nonuniform = divergent_defs(self.ctx)
+        exits = [i for i in self.ctx.function.instructions if i.op in ("ret", "exit")]
+        total = 0
+        for k in self.ctx.threads.classes:
+            sites = [(i, s) for i, s in self._sited if s.arrives and s.key.may_alias(x) and self.executes(k, i)]
+            if not sites:
+                continue
+            arrivals = self._count(k, x).arrivals
+            times = max((c for e in exits for c in arrivals.get(e.index, {}).values()), default=None)
+            if times is None or times >= MANY:
+                return None
+            for i, s in sites:
+                sets = self.fact_sets(k, i)
+                if s.key != x or s.count is None or sets is None:
+                    return None
+                threads = 0
+                for f in sets:
+                    per_warp = lane_counts(k, f, nonuniform)
+                    if per_warp is None:
+                        return None
+                    threads = max(threads, sum(per_warp))
+                total += threads * s.count * times
+        return total
+
+    def _constant_parity_waits(self, klass: "WarpClass", x: BarrierKey) -> bool:
+        """Whether every wait of ``klass`` that may be on the mbarrier ``x`` is a ``.parity`` wait on exactly ``x``
+        with a constant parity (PTX ISA §9.7.13.15.16)."""
+        return all(s.key == x and s.parity is not None for i, s in self._sited
+                   if s.waits and s.key.may_alias(x) and self.executes(klass, i))
+
+    def _plain_barrier(self, x: BarrierKey) -> bool:
+        """Whether every synchronization event that may be on the mbarrier ``x`` is a plain ``mbarrier.init``,
+        ``arrive`` (no ``.expect_tx``, local), ``try_wait`` or ``test_wait`` on exactly ``x``, and the function makes
+        no call: a copy's ``complete_tx`` (PTX ISA §9.7.9.24), a ``tcgen05.commit`` (§9.7.16.8.4), a ``cp.async``
+        arrive (§9.7.9.25), an ``arrive_drop`` or an arrive in a callee may complete a phase the counts do not
+        see."""
+        if any(i.op == "call" for i in self.ctx.function.instructions):
+            return False
+        for i in self.ctx.function.instructions:
+            e = self.event(i)
+            if e is None or e.kind in ("bar", "cluster", "fence") or not e.key.may_alias(x):
+                continue
+            if e.key != x or e.kind != "mbarrier" or e.tx or e.remote:
+                return False
+            if e.op not in ("init", "arrive", "try_wait", "test_wait"):
+                return False
+        return True
 
     def _parity0_waited(self, klass: "WarpClass") -> tuple[BarrierKey, ...]:
         """The exactly known mbarriers that ``klass`` waits on, every wait of it that may be on one being a

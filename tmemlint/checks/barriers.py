@@ -1,5 +1,6 @@
 """Issue and mbarrier rules of issue 24: single-thread issue (TM314), peer barriers addressed in the local form
-(TM310), arrivals beyond a phase's count (TM311), and multicast targets recycled before their phase (TM312).
+(TM310), arrivals beyond a phase's count (TM311), multicast targets recycled before their phase (TM312), and waits
+for a phase that no arrival completes (TM315).
 
 Sources: PTX ISA 9.0 Table 46 (``#tcgen05-ops-execution-granularity``), §9.7.13.15 (``#parallel-synchronization-
 and-communication-instructions-mbarrier``), §9.7.9.22 (``mapa``), reference §3.1."""
@@ -192,6 +193,67 @@ def arrive_count_overflow(ctx):
                                   f"was initialised with an expected count of {expected} at line {init.span.line}: "
                                   f"the surplus completes the next phases with no wait observing them",
                    [(init, f"expected arrival count {expected}")])
+
+
+@rule("TM315", "wait-never-completes", "error",
+      "an mbarrier wait for a phase that no arrival can complete on some feasible path (the CTA hangs)")
+def wait_never_completes(ctx):
+    """PTX ISA 9.0 §9.7.13.15.1-2 (phase completion): a phase of an mbarrier completes when its pending arrival
+    count reaches zero (and its pending transaction count too); a ``try_wait`` / ``test_wait`` for a phase that
+    never completes never succeeds (§9.7.13.15.16), so the waiting warps, and the CTA, hang.
+
+    Asked of the engine (``SyncModel.never_completes``): a wait for phase 0 of an exactly known mbarrier that one
+    other warp class alone arrives on, on a path where that class arrives on it nowhere.  The path's facts are
+    proved satisfiable where the abstract domains left a branch open (``Feasibility.satisfiable``: "unknown" is
+    silent).  One finding per barrier, at its first wait that hangs, with the arrive sites the path skips and the
+    other waits as related places.  Silent wherever an arrival may come from a place the engine does not see: a
+    copy's ``complete_tx``, a commit, a peer CTA, a callee, an aliased or unknown address, a parity that is not
+    constant (see the rule page)."""
+    fn = ctx.function
+    if not fn.is_entry:
+        return  # a .func's threads are its caller's
+    sync = ctx.sync
+    found: dict = {}  # barrier key -> [hangs]
+    for inst in fn.instructions:
+        if inst.op != "mbarrier":
+            continue
+        for klass in ctx.threads.classes:
+            if not sync.executes(klass, inst):
+                continue
+            hang = sync.never_completes(klass, inst)
+            if hang is None:
+                continue
+            if ctx.feasibility.satisfiable(inst, hang.facts) is not True:
+                continue
+            found.setdefault(hang.key, []).append(hang)
+            break
+    for key, hangs in found.items():
+        first = hangs[0]
+        name = key.ident[0] if isinstance(key.ident, tuple) else key.ident
+        related = [(a, f"an arrival on {name} that this path of {first.arriver!r} skips") for a in first.skipped]
+        if not first.skipped:
+            related = []
+        related += [(h.wait, f"also waits for phase 0 of {name} ({h.klass!r})") for h in hangs[1:]]
+        if first.arriver is None:
+            arrives = [i for i in fn.instructions if i.op == "mbarrier" and sync.site(i) is not None
+                       and sync.site(i).arrives and sync.site(i).key == key]
+            related = [(a, f"arrives on {name}") for a in arrives] + related
+            phase = f"phase {first.waited}" + (f" (wait {first.waited + 1} on it on this path)" if first.waited else "")
+            ctx.report("TM315", first.wait,
+                       f"the wait of {first.klass!r} for {phase} of mbarrier {name}: it was initialised with an "
+                       f"expected count of {first.expected}, so {phase.split(' (')[0]} needs "
+                       f"{(first.waited + 1) * (first.expected or 0)} arrivals, but at most {first.arrivals} arrival"
+                       f"{'s reach' if first.arrivals != 1 else ' reaches'} it on any path (no arrival anywhere "
+                       f"completes this phase): the phase never completes and the wait never returns (the CTA hangs)",
+                       related, facts=first.facts)
+            continue
+        what = ("only at the arrive sites below, which this path skips" if first.skipped
+                else "nowhere: no arrival anywhere completes this phase")
+        ctx.report("TM315", first.wait,
+                   f"the wait of {first.klass!r} for phase 0 of mbarrier {name}, which only {first.arriver!r} "
+                   f"arrives on, {what}: on this path the phase never completes and the wait never returns (the "
+                   f"CTA hangs)",
+                   related, facts=first.facts)
 
 
 @rule("TM312", "commit-target-recycled", "error",

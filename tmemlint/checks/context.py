@@ -33,7 +33,7 @@ PATH_SENSITIVE = frozenset({
     "TM101", "TM104", "TM105", "TM107", "TM108", "TM109", "TM111",
     "TM201", "TM203", "TM204", "TM205", "TM206",
     "TM302", "TM303", "TM304", "TM305", "TM306", "TM307", "TM308", "TM309",
-    "TM311", "TM312", "TM313", "TM314",
+    "TM311", "TM312", "TM313", "TM314", "TM315",
 })
 
 #: Rules of a missing order (a completion, a barrier): their witnesses also show the synchronizations on the
