@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, cast
 
 from mypy_extensions import mypyc_attr
@@ -46,8 +46,8 @@ from tmemlint.analysis.mbarriers import expected_counts
 from tmemlint.analysis.paths import identity_transfer
 from tmemlint.analysis.sync import (ASYNC_TCGEN05, WARP_COLLECTIVE, AddressForm, BarrierKey, SyncEvent,
                                     address_form, sync_event, tmem_operand_indices)
-from tmemlint.analysis.threads import (cross_warp_facts, is_lane_fact, other_warp_view, undecidable_pair,
-                                      warps_executing)
+from tmemlint.analysis.threads import (bounds_disagree, cross_warp_facts, is_lane_fact, other_warp_view,
+                                      undecidable_pair, warps_executing)
 from tmemlint.analysis.threads import Facts
 from tmemlint.analysis.values import TOP, ValueAnalysis, defined_regs
 from tmemlint.ir import Address, Imm, Instruction, NotReg, Reg, Sym
@@ -1031,6 +1031,59 @@ class SyncModel:
         self._arriver[x] = got
         return got
 
+    # ---- a wait that must observe an arrival implies one of its arrive sites ran (issue 24) ---------------------
+
+    def arrivals_needed(self, klass: "WarpClass", at: Instruction, facts: Facts) -> tuple["NeededArrival", ...]:
+        """The arrivals that must have happened before ``klass`` reaches ``at`` on its paths whose CTA-uniform facts
+        agree with ``facts``: one ``NeededArrival`` per exactly known mbarrier ``X`` that the class waits on for
+        phase 0 only (``_parity0_waited``: ``.parity`` waits of constant parity 0) and has waited on at least once
+        on every such path before ``at``.  PTX ISA §9.7.13.15.1-2: a phase completes only when its pending arrival
+        count reaches zero, and ``mbarrier.init``'s expected count is at least 1, so the wait returned only after
+        some arrive on ``X`` ran; the sites that may be that arrive are every arrival event that may alias ``X``
+        (any class, a peer CTA's remote arrive or multicast commit included: ``NeededArrival.sites``).  This is the
+        general form of ``_wait_never_returns`` (which asks it of one arriving class and one pair of paths)."""
+        out: list[NeededArrival] = []
+        for x in self._parity0_waited(klass):
+            waited = [m for f, m in self._count(klass, x).waits.get(at.index, {}).items() if self._agree(f, facts)]
+            if waited and all(m > 0 for m in waited):
+                out.append(NeededArrival(x, tuple(i for i, s in self._sited if s.arrives and s.key.may_alias(x))))
+        return tuple(out)
+
+    def may_arrive_with(self, need: "NeededArrival", joint: tuple[Facts, ...],
+                        view: "Callable[[Facts], Facts] | None" = None) -> bool:
+        """Whether one of ``need``'s arrive sites may run, by some warp class, on a path whose facts (``view`` of
+        them: the facts that hold in every CTA the question spans; by default the CTA-uniform ones) agree with every
+        fact set of ``joint`` (``consistent_choice_facts``, and no signed bound of one decides a comparison of the
+        other the other way: ``threads.bounds_disagree``).  True when a site's paths are not known."""
+        for x in need.sites:
+            for k in self.ctx.threads.classes:
+                if not self.executes(k, x):
+                    continue
+                sets = self.fact_sets(k, x)
+                if sets is None:
+                    return True
+                for fx in sets:
+                    v = view(fx) if view is not None else self._uniform(fx)
+                    if self._agree(v, *joint) and not any(bounds_disagree(v, f) or bounds_disagree(f, v)
+                                                          for f in joint):
+                        return True
+        return False
+
+    def joint_paths_feasible(self, chosen: tuple[tuple["WarpClass", Instruction, Facts], ...],
+                             view: "Callable[[Facts], Facts] | None" = None) -> bool:
+        """Whether the paths ``chosen`` (per warp class, an instruction it reaches and the facts of its path there,
+        of one execution of the cluster) can run together as far as their waits tell: False when one of them has
+        passed a wait whose phase needs an arrival (``arrivals_needed``) that no arrive site may make on a path
+        agreeing with all of them (``may_arrive_with``): that wait never returned, the combination deadlocks
+        before those instructions.  An exit path that passes such a wait while the joint path skips every arrive
+        site is infeasible."""
+        joint = tuple(f for _k, _i, f in chosen)
+        for k, at, f in chosen:
+            for need in self.arrivals_needed(k, at, f):
+                if not self.may_arrive_with(need, joint, view):
+                    return False
+        return True
+
     def fencing(self, inst: Instruction) -> Fencing:
         """The tcgen05 fences around the synchronization ``inst`` (``Fencing``), on the paths of every warp class;
         an instruction with no ``SyncEvent`` has none to miss.  The events are the shared classifier's
@@ -1482,6 +1535,17 @@ _PARITY_ROUNDS = 16
 
 #: Instructions ``SyncModel.wait_parity`` executes per loop before it stops (a large body: fewer iterations).
 _PARITY_STEPS = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class NeededArrival:
+    """``SyncModel.arrivals_needed``'s answer for one mbarrier: ``barrier`` (exactly known, waited on for phase 0
+    before the instruction asked about) and ``sites``, every arrival event that may alias it (an
+    ``mbarrier.arrive*``, a ``cp.async.mbarrier.arrive``, a ``tcgen05.commit``, local, remote or multicast): one of
+    them ran before the wait returned (PTX ISA §9.7.13.15.1-2)."""
+
+    barrier: BarrierKey
+    sites: tuple[Instruction, ...]
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from tmemlint.analysis.lifecycle import consistent_choice_facts
 from tmemlint.analysis.mbarriers import arrive_site, cluster_targets, expected_counts
 from tmemlint.analysis.sync import CLUSTER, LOCAL, NEVER_REMOTE, barrier_key, mapa_origin, mbarrier_op
 from tmemlint.analysis.paths import BudgetExceeded, PropertySimulation
-from tmemlint.analysis.threads import (UNKNOWN_LANES, cross_warp_facts, depends_on, interval_truth, is_lane_fact,
+from tmemlint.analysis.threads import (UNKNOWN_LANES, bounds_disagree, cross_warp_facts, depends_on, is_lane_fact,
                                       lane_counts, lanes_on_path, min_warps_on_path, undecidable_pair)
 from tmemlint.analysis.values import TOP
 from tmemlint.checks.registry import rule
@@ -287,10 +287,22 @@ def commit_target_recycled(ctx):
                 break
 
 
+#: Joint choices of exit paths (one per exiting warp class) ``_abandoning_path`` tries per sender path before it
+#: takes the first pairwise witness without the joint test.
+_JOINT_BUDGET = 256
+
+
 def _abandoning_path(ctx, sender, exits, unwaited: dict):
     """An exit instruction such that, on a path of ``sender``'s class through it, every warp class that exits has
     a path to an exit that did not wait (``unwaited``: ``(id(class), exit index) → fact sets``) and whose uniform
-    facts, other than the CTA's identity, agree with the sender's; None when there is none or it cannot be told."""
+    facts, other than the CTA's identity, agree with the sender's and with each other's; None when there is none
+    or it cannot be told.
+
+    The chosen paths must also be feasible together as far as the engine's waits tell
+    (``SyncModel.joint_paths_feasible``): an exit path that passed a wait for phase 0 of a barrier whose arrive
+    sites all lie off the joint path never gets there (PTX ISA §9.7.13.15.1-2; FA4's backward kernel with a zero
+    trip count: the MMA warp waits on a barrier only the consumers' skipped loop arrives on).  Past
+    ``_JOINT_BUDGET`` combinations the first pairwise witness is taken."""
 
     per_thread = divergent_defs(ctx)
     pair = _targets_one_pair(ctx, sender)
@@ -298,34 +310,63 @@ def _abandoning_path(ctx, sender, exits, unwaited: dict):
     def strip(f):
         return _cluster_uniform(f, per_thread, pair)
 
+    def agree(fa, fb) -> bool:
+        return consistent_choice_facts([fa, fb]) and not bounds_disagree(fa, fb) and not undecidable_pair(fa, fb)
+
     for ka in ctx.threads.classes:
         sets = ctx.sync.fact_sets(ka, sender)
         if not sets:
             continue
-        for fa in sets:
-            fa = strip(fa)
-            witness = None
+        for raw in sets:
+            fa = strip(raw)
+            options = []  # per exiting class, its (exit, stripped facts) paths that agree with the sender's
             for kb in ctx.threads.classes:
                 mine = [e for e in exits if ctx.sync.executes(kb, e)]
                 if not mine:
                     continue
-                found = None
-                for e in mine:
-                    for fb in unwaited.get((id(kb), e.index), ()):
-                        fb = strip(fb)
-                        if consistent_choice_facts([fa, fb]) and not _bounds_disagree(fa, fb) \
-                                and not undecidable_pair(fa, fb):
-                            found = e
-                            break
-                    if found is not None:
-                        break
-                if found is None:
-                    witness = None
+                found = [(e, fs) for e in mine for fs in
+                         dict.fromkeys(strip(fb) for fb in unwaited.get((id(kb), e.index), ())) if agree(fa, fs)]
+                if not found:
+                    options = None
                     break
-                witness = witness or found
-            if witness is not None:
-                return witness
+                options.append((kb, found))
+            if not options:
+                continue
+            hit = _joint_witness(ctx, (ka, sender, fa), options, strip)
+            if hit is not None:
+                return hit
     return None
+
+
+def _joint_witness(ctx, sent, options, strip):
+    """The first exit of a choice of one path per exiting class (``options``: class → its (exit, facts) paths)
+    whose facts agree with each other and that ``SyncModel.joint_paths_feasible`` accepts with the sender's path
+    ``sent``; the first class's first exit past ``_JOINT_BUDGET`` choices; None when no choice is feasible."""
+    tries = 0
+    chosen: list = [sent]
+
+    def search(i: int):
+        nonlocal tries
+        if i == len(options):
+            tries += 1
+            return chosen[1][1] if ctx.sync.joint_paths_feasible(tuple(chosen), strip) else None
+        kb, found = options[i]
+        for e, fb in found:
+            if tries >= _JOINT_BUDGET:
+                return None
+            if not all(consistent_choice_facts([f, fb]) and not bounds_disagree(f, fb) for _k, _e, f in chosen):
+                continue
+            chosen.append((kb, e, fb))
+            got = search(i + 1)
+            chosen.pop()
+            if got is not None:
+                return got
+        return None
+
+    got = search(0)
+    if got is None and tries >= _JOINT_BUDGET:
+        return options[0][1][0][0]
+    return got
 
 
 def _cluster_uniform(facts: Facts, per_thread: frozenset[int], pair: bool = False) -> Facts:
@@ -338,16 +379,6 @@ def _cluster_uniform(facts: Facts, per_thread: frozenset[int], pair: bool = Fals
     return frozenset(x for x in facts if not is_lane_fact(x[0]) and x[0][0] != "regval"
                      and (not mentions_identity(x[0], sregs=CTA_IDENTITY_SREGS) or (pair and _pair_bits(x[0]) == 0))
                      and not depends_on(x[0], per_thread))
-
-
-def _bounds_disagree(fa: Facts, fb: Facts) -> bool:
-    """Whether a comparison of ``fb`` is decided the other way by the signed bounds ``fa`` puts on the same linear
-    base (``threads.interval_truth``): a consumer's zero-trip test ``n < 1`` against the sender's loop entered on
-    ``n - 1 >= 1``, one trip count that the roles compute as ``a - b`` and ``a + ~b``."""
-    for key, val in fb:
-        if key[0] == "cmp" and interval_truth(key, fa) == (not val):
-            return True
-    return False
 
 
 def _targets_one_pair(ctx: FunctionContext, sender: Instruction) -> bool:

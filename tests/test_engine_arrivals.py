@@ -1,0 +1,60 @@
+"""``SyncModel.arrivals_needed`` / ``may_arrive_with`` / ``joint_paths_feasible``: a wait for phase 0 of an mbarrier
+returns only after one of the arrive sites that may alias it ran (PTX ISA §9.7.13.15.1-2: a phase completes when its
+pending arrival count reaches zero; ``mbarrier.init``'s expected count is at least 1), so a choice of paths that
+passes such a wait while every one of those sites lies off the chosen paths is infeasible."""
+
+from __future__ import annotations
+
+from test_engine import BAR0, BAR1, MBAR, build, swap
+
+from tmemlint.analysis.order import NeededArrival
+
+#: warp 0's arrive on bar0 in ``MBAR``
+ARRIVE = "\t@%p15 mbarrier.arrive.shared::cta.b64 %rd1, [bar0]; // @arrive\n"
+#: warp 0 skips its arrive when the kernel's ``flag`` parameter is 0 (a CTA-uniform branch warp 1 does not test);
+#: ``@skip`` marks the skipping path
+GATED = swap(MBAR, ARRIVE, "\t@!%p9 bra SKIP;\n" + ARRIVE) + "\tbra.uni DONE;\nSKIP:\n\tld.param.u32 %r61, [flag]; // @skip\n"
+
+
+def _one(sets):
+    assert sets, sets
+    return sorted(sets, key=repr)
+
+
+def test_a_wait_for_phase_0_needs_one_of_its_arrive_sites():
+    k = build(GATED)
+    w0, w1 = k.warp(0), k.warp(1)
+    for fb in _one(k.ctx.sync.fact_sets(w1, k.at["b"])):
+        assert k.ctx.sync.arrivals_needed(w1, k.at["b"], fb) == (NeededArrival(BAR0, (k.at["arrive"],)),)
+    # before its wait warp 1 needs nothing
+    for fw in _one(k.ctx.sync.fact_sets(w1, k.at["wait"])):
+        assert k.ctx.sync.arrivals_needed(w1, k.at["wait"], fw) == ()
+    # warp 0's path that skips the arrive (flag == 0) cannot run with warp 1's load: its wait never returned
+    fb = _one(k.ctx.sync.fact_sets(w1, k.at["b"]))[0]
+    for fs in _one(k.ctx.sync.fact_sets(w0, k.at["skip"])):
+        assert k.ctx.sync.joint_paths_feasible(((w1, k.at["b"], fb), (w0, k.at["skip"], fs))) is False
+    # the path through the arrive can
+    for fa in _one(k.ctx.sync.fact_sets(w0, k.at["arrive"])):
+        assert k.ctx.sync.joint_paths_feasible(((w1, k.at["b"], fb), (w0, k.at["arrive"], fa))) is True
+
+
+def test_an_arrive_on_another_path_that_can_complete_the_phase_keeps_the_paths_feasible():
+    # counter-example: warp 1 waits on bar1 instead, which warp 0 arrives on only when ``flag`` is set, but which
+    # thread 64's unconditional arrive (``STRAY``) completes as well: warp 0's skipping path stays feasible
+    body = swap(swap(GATED, ARRIVE, ARRIVE.replace("[bar0]", "[bar1]")), "[bar0], 0; // @wait", "[bar1], 0; // @wait")
+    k = build(body)
+    w0, w1 = k.warp(0), k.warp(1)
+    fb = _one(k.ctx.sync.fact_sets(w1, k.at["b"]))[0]
+    (need,) = k.ctx.sync.arrivals_needed(w1, k.at["b"], fb)
+    assert need.barrier == BAR1 and k.at["arrive"] in need.sites and len(need.sites) == 2
+    for fs in _one(k.ctx.sync.fact_sets(w0, k.at["skip"])):
+        assert k.ctx.sync.may_arrive_with(need, (fb, fs)) is True
+        assert k.ctx.sync.joint_paths_feasible(((w1, k.at["b"], fb), (w0, k.at["skip"], fs))) is True
+
+
+def test_a_wait_for_a_parity_in_a_register_needs_nothing():
+    # the parity is not a constant 0: the wait may name the phase before a fresh barrier's phase 0 and return at once
+    k = build(swap(GATED, "[bar0], 0; // @wait", "[bar0], %r9; // @wait"))
+    w1 = k.warp(1)
+    for fb in _one(k.ctx.sync.fact_sets(w1, k.at["b"])):
+        assert k.ctx.sync.arrivals_needed(w1, k.at["b"], fb) == ()
