@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from test_engine import BAR0, BAR1, MBAR, build, swap
 
-from tmemlint.analysis.order import NeededArrival
+from tmemlint.analysis.order import JointChoice, NeededArrival
 
 #: warp 0's arrive on bar0 in ``MBAR``
 ARRIVE = "\t@%p15 mbarrier.arrive.shared::cta.b64 %rd1, [bar0]; // @arrive\n"
@@ -58,3 +58,18 @@ def test_a_wait_for_a_parity_in_a_register_needs_nothing():
     w1 = k.warp(1)
     for fb in _one(k.ctx.sync.fact_sets(w1, k.at["b"])):
         assert k.ctx.sync.arrivals_needed(w1, k.at["b"], fb) == ()
+
+
+def test_joint_choice_skips_the_path_whose_wait_never_returned():
+    # warp 0 at the end of its skipping path (flag == 0) or of its arriving path, warp 1 at its load: only the
+    # arriving path runs with warp 1 past its wait
+    k = build(GATED)
+    w0, w1 = k.warp(0), k.warp(1)
+    fb = _one(k.ctx.sync.fact_sets(w1, k.at["b"]))[0]
+    skip = tuple((k.at["skip"], f) for f in _one(k.ctx.sync.fact_sets(w0, k.at["skip"])))
+    arrive = tuple((k.at["arrive"], f) for f in _one(k.ctx.sync.fact_sets(w0, k.at["arrive"])))
+    got = k.ctx.sync.joint_choice(((w1, k.at["b"], fb),), ((w0, skip + arrive),))
+    assert got.decided and got.paths is not None and got.paths[1][1] is k.at["arrive"]
+    assert k.ctx.sync.joint_choice(((w1, k.at["b"], fb),), ((w0, skip),)) == JointChoice(None, True)
+    # a budget of no complete choice: undecided
+    assert k.ctx.sync.joint_choice(((w1, k.at["b"], fb),), ((w0, skip),), budget=0) == JointChoice(None, False)

@@ -26,7 +26,10 @@ counted; a barrier id in a register that is not constant matches any barrier id.
 (``mbarrier.init``): with a count of 1, another class's arrival not ordered after ``a`` may complete the phase
 first and then orders nothing (``_completed_by_others``); other counts are not compared with the arrivals.  A wait
 for phase 0 of an mbarrier that only ``ka`` arrives on, on a path where ``ka`` never arrives, never returns: that
-pair of paths does not happen (``_wait_never_returns``).  The events and barrier identities are the classifier's
+pair of paths does not happen (``_wait_never_returns``); in general, a path that passed a wait for phase 0 needs
+one of the barrier's arrive sites on a path that agrees with it (``arrivals_needed``), and a choice of paths of
+several classes that leaves every such site off is infeasible (``joint_paths_feasible``, ``joint_choice``: "may
+these classes be at these instructions together?").  The events and barrier identities are the classifier's
 (``analysis.sync``).
 """
 
@@ -1084,6 +1087,43 @@ class SyncModel:
                     return False
         return True
 
+    def joint_choice(self, fixed: tuple[tuple["WarpClass", Instruction, Facts], ...],
+                     options: tuple[tuple["WarpClass", tuple[tuple[Instruction, Facts], ...]], ...],
+                     view: "Callable[[Facts], Facts] | None" = None, budget: int = 256) -> "JointChoice":
+        """One execution of the cluster made of the paths ``fixed`` and one path per entry of ``options`` (a warp
+        class and the (instruction, facts) paths it may take there), the first in order whose facts agree with each
+        other (``consistent_choice_facts``, and no signed bound of one decides a comparison of another the other
+        way: ``threads.bounds_disagree``) and that ``joint_paths_feasible`` accepts: "may these classes be at these
+        instructions together?".  ``view`` as in ``may_arrive_with``.  Past ``budget`` complete choices tried, the
+        answer is undecided (``JointChoice.decided`` False)."""
+        chosen = list(fixed)
+        tries = 0
+
+        def agrees(fb: Facts) -> bool:
+            return all(self._agree(f, fb) and not bounds_disagree(f, fb) and not bounds_disagree(fb, f)
+                       for _k, _i, f in chosen)
+
+        def search(n: int) -> bool:
+            nonlocal tries
+            if n == len(options):
+                tries += 1
+                return self.joint_paths_feasible(tuple(chosen), view)
+            klass, paths = options[n]
+            for at, fb in paths:
+                if tries >= budget:
+                    return False
+                if not agrees(fb):
+                    continue
+                chosen.append((klass, at, fb))
+                if search(n + 1):
+                    return True
+                chosen.pop()
+            return False
+
+        if search(0):
+            return JointChoice(tuple(chosen), True)
+        return JointChoice(None, tries < budget)
+
     def fencing(self, inst: Instruction) -> Fencing:
         """The tcgen05 fences around the synchronization ``inst`` (``Fencing``), on the paths of every warp class;
         an instruction with no ``SyncEvent`` has none to miss.  The events are the shared classifier's
@@ -1535,6 +1575,16 @@ _PARITY_ROUNDS = 16
 
 #: Instructions ``SyncModel.wait_parity`` executes per loop before it stops (a large body: fewer iterations).
 _PARITY_STEPS = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class JointChoice:
+    """``SyncModel.joint_choice``'s answer: ``paths`` (per warp class, the instruction and path facts of one
+    feasible execution, the fixed paths first) or None; ``decided`` False when the search stopped at its budget
+    before it found one (no answer either way)."""
+
+    paths: tuple[tuple["WarpClass", Instruction, Facts], ...] | None
+    decided: bool
 
 
 @dataclass(frozen=True, slots=True)

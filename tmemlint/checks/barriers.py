@@ -208,8 +208,11 @@ def commit_target_recycled(ctx):
     For each such target barrier, the threads that retire it (an inval, an init that may run after a sending
     instruction, the exits) must have waited on that barrier before, themselves on every path (a simulation per
     warp class), or after a wait of another class on it that the happens-before model (``ctx.sync``) orders
-    before them.  A CTA's exit is covered when one class is.  Reported at the inval/init, or at the sending
-    instruction for the exits; silent when the model cannot decide."""
+    before them.  A CTA's exit is covered when one class is.  The exit paths that would abandon the barrier are
+    chosen jointly (one per exiting class, their facts agreeing with each other and the sender's) and must be able
+    to run together: a path that passed a wait for phase 0 of a barrier whose every arrive site lies off the chosen
+    paths never got there (``SyncModel.joint_choice``; §9.7.13.15.1-2).  Reported at the inval/init, or at the
+    sending instruction for the exits; silent when the model cannot decide."""
 
     fn = ctx.function
     if not fn.is_entry:
@@ -287,8 +290,8 @@ def commit_target_recycled(ctx):
                 break
 
 
-#: Joint choices of exit paths (one per exiting warp class) ``_abandoning_path`` tries per sender path before it
-#: takes the first pairwise witness without the joint test.
+#: Joint choices of exit paths (one per exiting warp class) ``_abandoning_path`` has the engine try per sender path
+#: (``SyncModel.joint_choice``) before it takes the first pairwise witness without the joint test.
 _JOINT_BUDGET = 256
 
 
@@ -298,8 +301,8 @@ def _abandoning_path(ctx, sender, exits, unwaited: dict):
     facts, other than the CTA's identity, agree with the sender's and with each other's; None when there is none
     or it cannot be told.
 
-    The chosen paths must also be feasible together as far as the engine's waits tell
-    (``SyncModel.joint_paths_feasible``): an exit path that passed a wait for phase 0 of a barrier whose arrive
+    The chosen paths must also be feasible together as far as the engine's waits tell (``SyncModel.joint_choice``,
+    ``joint_paths_feasible``): an exit path that passed a wait for phase 0 of a barrier whose arrive
     sites all lie off the joint path never gets there (PTX ISA §9.7.13.15.1-2; FA4's backward kernel with a zero
     trip count: the MMA warp waits on a barrier only the consumers' skipped loop arrives on).  Past
     ``_JOINT_BUDGET`` combinations the first pairwise witness is taken."""
@@ -332,41 +335,13 @@ def _abandoning_path(ctx, sender, exits, unwaited: dict):
                 options.append((kb, found))
             if not options:
                 continue
-            hit = _joint_witness(ctx, (ka, sender, fa), options, strip)
-            if hit is not None:
-                return hit
+            got = ctx.sync.joint_choice(((ka, sender, fa),), tuple((kb, tuple(found)) for kb, found in options),
+                                        strip, _JOINT_BUDGET)
+            if got.paths is not None:
+                return got.paths[1][1]
+            if not got.decided:
+                return options[0][1][0][0]
     return None
-
-
-def _joint_witness(ctx, sent, options, strip):
-    """The first exit of a choice of one path per exiting class (``options``: class → its (exit, facts) paths)
-    whose facts agree with each other and that ``SyncModel.joint_paths_feasible`` accepts with the sender's path
-    ``sent``; the first class's first exit past ``_JOINT_BUDGET`` choices; None when no choice is feasible."""
-    tries = 0
-    chosen: list = [sent]
-
-    def search(i: int):
-        nonlocal tries
-        if i == len(options):
-            tries += 1
-            return chosen[1][1] if ctx.sync.joint_paths_feasible(tuple(chosen), strip) else None
-        kb, found = options[i]
-        for e, fb in found:
-            if tries >= _JOINT_BUDGET:
-                return None
-            if not all(consistent_choice_facts([f, fb]) and not bounds_disagree(f, fb) for _k, _e, f in chosen):
-                continue
-            chosen.append((kb, e, fb))
-            got = search(i + 1)
-            chosen.pop()
-            if got is not None:
-                return got
-        return None
-
-    got = search(0)
-    if got is None and tries >= _JOINT_BUDGET:
-        return options[0][1][0][0]
-    return got
 
 
 def _cluster_uniform(facts: Facts, per_thread: frozenset[int], pair: bool = False) -> Facts:
