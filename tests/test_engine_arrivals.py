@@ -5,7 +5,9 @@ passes such a wait while every one of those sites lies off the chosen paths is i
 
 from __future__ import annotations
 
-from test_engine import BAR0, BAR1, MBAR, build, swap
+from pathlib import Path
+
+from test_engine import BAR0, BAR1, MBAR, analyse, build, swap
 
 from tmemlint.analysis.order import JointChoice, NeededArrival
 
@@ -13,7 +15,8 @@ from tmemlint.analysis.order import JointChoice, NeededArrival
 ARRIVE = "\t@%p15 mbarrier.arrive.shared::cta.b64 %rd1, [bar0]; // @arrive\n"
 #: warp 0 skips its arrive when the kernel's ``flag`` parameter is 0 (a CTA-uniform branch warp 1 does not test);
 #: ``@skip`` marks the skipping path
-GATED = swap(MBAR, ARRIVE, "\t@!%p9 bra SKIP;\n" + ARRIVE) + "\tbra.uni DONE;\nSKIP:\n\tld.param.u32 %r61, [flag]; // @skip\n"
+GATED = (swap(MBAR, ARRIVE, "\t@!%p9 bra SKIP;\n" + ARRIVE)
+         + "\tbra.uni DONE;\nSKIP:\n\tld.param.u32 %r61, [flag]; // @skip\n")
 
 
 def _one(sets):
@@ -73,3 +76,22 @@ def test_joint_choice_skips_the_path_whose_wait_never_returned():
     assert k.ctx.sync.joint_choice(((w1, k.at["b"], fb),), ((w0, skip),)) == JointChoice(None, True)
     # a budget of no complete choice: undecided
     assert k.ctx.sync.joint_choice(((w1, k.at["b"], fb),), ((w0, skip),), budget=0) == JointChoice(None, False)
+
+
+_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "ptx"
+
+
+def test_a_remote_arrive_lands_on_the_barrier_its_mapa_maps():
+    # the producer's second remote arrive goes to mma_done of CTA 1 instead (mapa of mma_done, PTX ISA §9.7.9.22):
+    # of the two, only the arrive through mapa(a_full) can complete a_full's phase 0
+    text = (_FIXTURES / "tm312_waited_arrival_good.ptx").read_text()
+    text = text.replace("\tmapa.shared::cluster.u32 %r13, %r6, 1;\n",
+                        "\tmov.u32 %r7, mma_done;\n\tmapa.shared::cluster.u32 %r13, %r7, 1;\n")
+    text = text.replace("b64 _, [%r12];", "b64 _, [%r12]; // @to_a_full")
+    text = text.replace("b64 _, [%r13];", "b64 _, [%r13]; // @to_mma_done")
+    text = text.replace("[mma_done], %rs1;", "[mma_done], %rs1; // @commit")
+    k = analyse(text)
+    mma = k.warp(0)
+    needs = {n.barrier.ident: n.sites for f in _one(k.ctx.sync.fact_sets(mma, k.at["commit"]))
+             for n in k.ctx.sync.arrivals_needed(mma, k.at["commit"], f)}
+    assert needs == {("a_full", 0): (k.at["to_a_full"],)}

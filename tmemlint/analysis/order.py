@@ -48,7 +48,7 @@ from tmemlint.analysis.lifecycle import consistent_choice_facts
 from tmemlint.analysis.mbarriers import expected_counts
 from tmemlint.analysis.paths import identity_transfer
 from tmemlint.analysis.sync import (ASYNC_TCGEN05, WARP_COLLECTIVE, AddressForm, BarrierKey, SyncEvent,
-                                    address_form, sync_event, tmem_operand_indices)
+                                    address_form, barrier_key, mapa_origin, sync_event, tmem_operand_indices)
 from tmemlint.analysis.threads import (bounds_disagree, cross_warp_facts, is_lane_fact, other_warp_view,
                                       undecidable_pair, warps_executing)
 from tmemlint.analysis.threads import Facts
@@ -240,6 +240,8 @@ class SyncModel:
         self._forms: dict[int, AddressForm | None] = {}
         self._parity0: dict[int, tuple[WarpClass, tuple[BarrierKey, ...]]] = {}
         self._arriver: dict[BarrierKey, WarpClass | None] = {}
+        # class id -> (class, ``_zero_phase_waits``)
+        self._zero_waits: dict[int, tuple[WarpClass, dict[int, dict[Facts, frozenset[BarrierKey]]]]] = {}
         self._by_others: dict[tuple[tuple[int, ...], int, BarrierKey], bool] = {}
         self._sites: dict[int, SyncEvent | None] = {}
         # class id -> (class, {instruction index: fact sets})
@@ -1038,19 +1040,74 @@ class SyncModel:
 
     def arrivals_needed(self, klass: "WarpClass", at: Instruction, facts: Facts) -> tuple["NeededArrival", ...]:
         """The arrivals that must have happened before ``klass`` reaches ``at`` on its paths whose CTA-uniform facts
-        agree with ``facts``: one ``NeededArrival`` per exactly known mbarrier ``X`` that the class waits on for
-        phase 0 only (``_parity0_waited``: ``.parity`` waits of constant parity 0) and has waited on at least once
-        on every such path before ``at``.  PTX ISA §9.7.13.15.1-2: a phase completes only when its pending arrival
-        count reaches zero, and ``mbarrier.init``'s expected count is at least 1, so the wait returned only after
-        some arrive on ``X`` ran; the sites that may be that arrive are every arrival event that may alias ``X``
-        (any class, a peer CTA's remote arrive or multicast commit included: ``NeededArrival.sites``).  This is the
-        general form of ``_wait_never_returns`` (which asks it of one arriving class and one pair of paths)."""
-        out: list[NeededArrival] = []
-        for x in self._parity0_waited(klass):
-            waited = [m for f, m in self._count(klass, x).waits.get(at.index, {}).items() if self._agree(f, facts)]
-            if waited and all(m > 0 for m in waited):
-                out.append(NeededArrival(x, tuple(i for i, s in self._sited if s.arrives and s.key.may_alias(x))))
-        return tuple(out)
+        agree with ``facts``: one ``NeededArrival`` per mbarrier ``X`` that every such path has passed a tested
+        ``.parity`` wait of constant parity 0 on (``_zero_phase_waits``).  PTX ISA §9.7.13.15.16: such a wait
+        returns once the phase of parity 0 has completed, never at once on a freshly initialised barrier (whose
+        current phase is 0); §9.7.13.15.1-2: a phase completes only when its pending arrival count reaches zero,
+        and ``mbarrier.init``'s expected count is at least 1, so some arrive on ``X`` ran before the wait returned.
+        The sites that may be that arrive are every arrival event that may alias ``X`` (any class, a peer CTA's
+        remote arrive or multicast commit included: ``NeededArrival.sites``).  This is the general form of
+        ``_wait_never_returns`` (which asks it of one arriving class and one pair of paths)."""
+        per_facts = self._zero_phase_waits(klass).get(at.index)
+        if not per_facts:
+            return ()
+        passed: frozenset[BarrierKey] | None = None
+        for f, keys in per_facts.items():
+            if self._agree(f, facts):
+                passed = keys if passed is None else passed & keys
+        if not passed:
+            return ()
+        return tuple(NeededArrival(x, tuple(i for i, s in self._sited
+                                            if s.arrives and self._lands_on(i, s).may_alias(x)))
+                     for x in self._in_order(passed))
+
+    def _lands_on(self, inst: Instruction, s: SyncEvent) -> BarrierKey:
+        """The mbarrier, as an offset in whichever CTA, that the arrival event ``s`` of ``inst`` lands on: for a
+        remote arrive whose address is the result of one ``mapa`` on every path, with no offset added
+        (``sync.mapa_origin``), the local barrier that ``mapa`` maps (PTX ISA §9.7.9.22: the same variable at the
+        same offset in the target CTA); else the event's own key."""
+        if not s.remote or s.operand is None:
+            return s.key
+        o = inst.operands[s.operand]
+        origin = mapa_origin(self.ctx.values, inst, s.operand)
+        if origin is None or type(o) is not Address or o.offset != 0 or type(o.base) is not Reg \
+                or not origin.operands or origin.operands[0] != o.base:
+            return s.key
+        return barrier_key(self.ctx.values, origin, 1)
+
+    def wait_paths(self, klass: "WarpClass", at: Instruction) -> tuple[Facts, ...]:
+        """The CTA-uniform fact sets of the paths of ``klass`` that reach ``at``, kept apart by the waits for phase
+        0 they passed (``_zero_phase_waits``; ``fact_sets`` joins paths that differ only in them): the paths to ask
+        ``arrivals_needed`` about, in a fixed order."""
+        return tuple(sorted(self._zero_phase_waits(klass).get(at.index, {}), key=repr))
+
+    def _zero_phase_waits(self, klass: "WarpClass") -> dict[int, dict[Facts, frozenset[BarrierKey]]]:
+        """Per observed instruction of ``klass`` and CTA-uniform fact set of the paths reaching it, the mbarriers
+        every such path has passed a tested (``SyncEvent.waits``) ``.parity`` wait of constant parity 0 on
+        (``arrivals_needed``); memoised per class.  Past ``_MAX_FACT_SETS`` fact sets an instruction keeps one
+        entry under the empty fact set (any path)."""
+        hit = self._zero_waits.get(id(klass))
+        if hit is not None and hit[0] is klass:
+            return hit[1]
+        seen: dict[int, dict[Facts, frozenset[BarrierKey]]] = {}
+
+        def transfer(prop: frozenset[BarrierKey], inst: Instruction) -> frozenset[BarrierKey]:
+            s = self.site(inst)
+            if s is None or not s.waits or s.parity != 0 or s.key.kind != "mbar" or s.key in prop:
+                return prop
+            return prop | {s.key}
+
+        def observe(_k: "WarpClass", prop: Any, inst: Instruction, facts: Facts) -> None:
+            got = seen.setdefault(inst.index, {})
+            uniform = self._uniform(facts)
+            if uniform not in got and len(got) >= _MAX_FACT_SETS:
+                uniform = _ANY_PATH
+            old = got.get(uniform)
+            got[uniform] = prop if old is None else old & prop
+
+        self.ctx.simulate(transfer, frozenset(), observe, classes=[klass], relevant=self._relevant)
+        self._zero_waits[id(klass)] = (klass, seen)
+        return seen
 
     def may_arrive_with(self, need: "NeededArrival", joint: tuple[Facts, ...],
                         view: "Callable[[Facts], Facts] | None" = None) -> bool:
@@ -1076,11 +1133,11 @@ class SyncModel:
                              view: "Callable[[Facts], Facts] | None" = None) -> bool:
         """Whether the paths ``chosen`` (per warp class, an instruction it reaches and the facts of its path there,
         of one execution of the cluster) can run together as far as their waits tell: False when one of them has
-        passed a wait whose phase needs an arrival (``arrivals_needed``) that no arrive site may make on a path
-        agreeing with all of them (``may_arrive_with``): that wait never returned, the combination deadlocks
-        before those instructions.  An exit path that passes such a wait while the joint path skips every arrive
-        site is infeasible."""
-        joint = tuple(f for _k, _i, f in chosen)
+        passed a wait whose phase needs an arrival (``arrivals_needed``, asked with the path's own facts) that no
+        arrive site may make on a path agreeing with all of them (``may_arrive_with``, on their ``view``): that
+        wait never returned, the combination deadlocks before those instructions.  An exit path that passes such a
+        wait while the joint path skips every arrive site is infeasible."""
+        joint = tuple(view(f) if view is not None else self._uniform(f) for _k, _i, f in chosen)
         for k, at, f in chosen:
             for need in self.arrivals_needed(k, at, f):
                 if not self.may_arrive_with(need, joint, view):
@@ -1091,17 +1148,23 @@ class SyncModel:
                      options: tuple[tuple["WarpClass", tuple[tuple[Instruction, Facts], ...]], ...],
                      view: "Callable[[Facts], Facts] | None" = None, budget: int = 256) -> "JointChoice":
         """One execution of the cluster made of the paths ``fixed`` and one path per entry of ``options`` (a warp
-        class and the (instruction, facts) paths it may take there), the first in order whose facts agree with each
+        class and the (instruction, facts) paths it may take there), the first in order whose facts (their
+        ``view``: those that hold in every CTA the question spans; by default the CTA-uniform ones) agree with each
         other (``consistent_choice_facts``, and no signed bound of one decides a comparison of another the other
         way: ``threads.bounds_disagree``) and that ``joint_paths_feasible`` accepts: "may these classes be at these
-        instructions together?".  ``view`` as in ``may_arrive_with``.  Past ``budget`` complete choices tried, the
-        answer is undecided (``JointChoice.decided`` False)."""
+        instructions together?".  Past ``budget`` complete choices tried, the answer is undecided
+        (``JointChoice.decided`` False)."""
         chosen = list(fixed)
+
+        def seen(f: Facts) -> Facts:
+            return view(f) if view is not None else self._uniform(f)
+
+        views = [seen(f) for _k, _i, f in fixed]
         tries = 0
 
         def agrees(fb: Facts) -> bool:
             return all(self._agree(f, fb) and not bounds_disagree(f, fb) and not bounds_disagree(fb, f)
-                       for _k, _i, f in chosen)
+                       for f in views)
 
         def search(n: int) -> bool:
             nonlocal tries
@@ -1112,12 +1175,15 @@ class SyncModel:
             for at, fb in paths:
                 if tries >= budget:
                     return False
-                if not agrees(fb):
+                vb = seen(fb)
+                if not agrees(vb):
                     continue
                 chosen.append((klass, at, fb))
+                views.append(vb)
                 if search(n + 1):
                     return True
                 chosen.pop()
+                views.pop()
             return False
 
         if search(0):

@@ -304,8 +304,10 @@ def _abandoning_path(ctx, sender, exits, unwaited: dict):
     The chosen paths must also be feasible together as far as the engine's waits tell (``SyncModel.joint_choice``,
     ``joint_paths_feasible``): an exit path that passed a wait for phase 0 of a barrier whose arrive
     sites all lie off the joint path never gets there (PTX ISA §9.7.13.15.1-2; FA4's backward kernel with a zero
-    trip count: the MMA warp waits on a barrier only the consumers' skipped loop arrives on).  Past
-    ``_JOINT_BUDGET`` combinations the first pairwise witness is taken."""
+    trip count: the MMA warp waits on a barrier only the consumers' skipped loop arrives on).  Kernels are taken to
+    terminate: the sender's own thread must reach an exit as well, on a path that extends the sender's (in its own
+    CTA: the facts of the CTA's identity kept), so an execution in which it waits forever is not one that abandons
+    the barrier.  Past ``_JOINT_BUDGET`` combinations the first pairwise witness is taken."""
 
     per_thread = divergent_defs(ctx)
     pair = _targets_one_pair(ctx, sender)
@@ -322,20 +324,23 @@ def _abandoning_path(ctx, sender, exits, unwaited: dict):
             continue
         for raw in sets:
             fa = strip(raw)
-            options = []  # per exiting class, its (exit, stripped facts) paths that agree with the sender's
+            options = []  # per exiting class, its (exit, facts) paths whose stripped facts agree with the sender's
             for kb in ctx.threads.classes:
                 mine = [e for e in exits if ctx.sync.executes(kb, e)]
                 if not mine:
                     continue
-                found = [(e, fs) for e in mine for fs in
-                         dict.fromkeys(strip(fb) for fb in unwaited.get((id(kb), e.index), ())) if agree(fa, fs)]
+                found = [(e, fb) for e in mine for fb in sorted(unwaited.get((id(kb), e.index), ()), key=repr)
+                         if agree(fa, strip(fb))]
                 if not found:
                     options = None
                     break
-                options.append((kb, found))
+                options.append((kb, tuple(found)))
             if not options:
                 continue
-            got = ctx.sync.joint_choice(((ka, sender, fa),), tuple((kb, tuple(found)) for kb, found in options),
+            # kernels terminate: the sender's own thread goes on to an exit, on a path that extends its own
+            own = tuple((e, fe) for e in exits if ctx.sync.executes(ka, e) for fe in ctx.sync.wait_paths(ka, e)
+                        if consistent_choice_facts([raw, fe]))
+            got = ctx.sync.joint_choice(((ka, sender, raw),), tuple(options) + (((ka, own),) if own else ()),
                                         strip, _JOINT_BUDGET)
             if got.paths is not None:
                 return got.paths[1][1]
