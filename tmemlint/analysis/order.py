@@ -48,7 +48,7 @@ from tmemlint.analysis.lifecycle import consistent_choice_facts
 from tmemlint.analysis.mbarriers import expected_counts
 from tmemlint.analysis.paths import identity_transfer
 from tmemlint.analysis.sync import (ASYNC_TCGEN05, WARP_COLLECTIVE, AddressForm, BarrierKey, SyncEvent,
-                                    address_form, barrier_key, mapa_origin, sync_event, tmem_operand_indices)
+                                    address_form, barrier_key, sync_event, tmem_operand_indices)
 from tmemlint.analysis.threads import (bounds_disagree, cross_warp_facts, is_lane_fact, other_warp_view,
                                       undecidable_pair, warps_executing)
 from tmemlint.analysis.threads import Facts
@@ -1051,10 +1051,11 @@ class SyncModel:
         per_facts = self._zero_phase_waits(klass).get(at.index)
         if not per_facts:
             return ()
-        passed: frozenset[BarrierKey] | None = None
-        for f, keys in per_facts.items():
-            if self._agree(f, facts):
-                passed = keys if passed is None else passed & keys
+        passed: frozenset[BarrierKey] | None = per_facts.get(facts)  # one of ``wait_paths``: that very path
+        if passed is None:
+            for f, keys in per_facts.items():
+                if self._agree(f, facts):
+                    passed = keys if passed is None else passed & keys
         if not passed:
             return ()
         return tuple(NeededArrival(x, tuple(i for i, s in self._sited
@@ -1063,26 +1064,34 @@ class SyncModel:
 
     def _lands_on(self, inst: Instruction, s: SyncEvent) -> BarrierKey:
         """The mbarrier, as an offset in whichever CTA, that the arrival event ``s`` of ``inst`` lands on: for a
-        remote arrive whose address is the result of one ``mapa`` on every path, with no offset added
-        (``sync.mapa_origin``), the local barrier that ``mapa`` maps (PTX ISA §9.7.9.22: the same variable at the
-        same offset in the target CTA); else the event's own key."""
+        remote arrive whose address register has one reaching definition, a ``mapa`` (``[%r]`` with no offset
+        added), the local barrier that ``mapa`` maps (PTX ISA §9.7.9.22: the same variable at the same offset in
+        the target CTA); else the event's own key."""
         if not s.remote or s.operand is None:
             return s.key
         o = inst.operands[s.operand]
-        origin = mapa_origin(self.ctx.values, inst, s.operand)
-        if origin is None or type(o) is not Address or o.offset != 0 or type(o.base) is not Reg \
-                or not origin.operands or origin.operands[0] != o.base:
+        if type(o) is not Address or o.offset != 0 or type(o.base) is not Reg:
             return s.key
-        return barrier_key(self.ctx.values, origin, 1)
+        va = self.ctx.values
+        defs = va.reaching_defs(inst, o.base.name)
+        if len(defs) != 1:
+            return s.key
+        src = va.insts[next(iter(defs))]
+        if src.op != "mapa" or len(src.operands) < 3 or src.operands[0] != o.base:
+            return s.key
+        return barrier_key(va, src, 1)
 
-    def wait_paths(self, klass: "WarpClass", at: Instruction) -> tuple[Facts, ...]:
-        """The CTA-uniform fact sets of the paths of ``klass`` that reach ``at``, kept apart by the waits for phase
-        0 they passed (``_zero_phase_waits``; ``fact_sets`` joins paths that differ only in them): the paths to ask
-        ``arrivals_needed`` about, in a fixed order."""
-        return tuple(sorted(self._zero_phase_waits(klass).get(at.index, {}), key=repr))
+    def wait_paths(self, klass: "WarpClass", at: Instruction, along: Facts = frozenset()) -> tuple[Facts, ...]:
+        """The fact sets (cross-warp form, lane facts kept) of the paths of ``klass`` that reach ``at``, kept apart
+        by the waits for phase 0 they passed (``_zero_phase_waits``; ``fact_sets`` joins paths that differ only in
+        them), less those that give a fact of ``along`` the other value (lane facts included: the same thread's
+        path further on), in a fixed order: the paths to ask ``arrivals_needed`` about."""
+        known = dict(along)
+        return tuple(sorted((f for f in self._zero_phase_waits(klass).get(at.index, {})
+                             if all(_fact_value(k, known) in (None, v) for k, v in f)), key=repr))
 
     def _zero_phase_waits(self, klass: "WarpClass") -> dict[int, dict[Facts, frozenset[BarrierKey]]]:
-        """Per observed instruction of ``klass`` and CTA-uniform fact set of the paths reaching it, the mbarriers
+        """Per observed instruction of ``klass`` and fact set of the paths reaching it (cross-warp form), the mbarriers
         every such path has passed a tested (``SyncEvent.waits``) ``.parity`` wait of constant parity 0 on
         (``arrivals_needed``); memoised per class.  Past ``_MAX_FACT_SETS`` fact sets an instruction keeps one
         entry under the empty fact set (any path)."""
@@ -1099,7 +1108,7 @@ class SyncModel:
 
         def observe(_k: "WarpClass", prop: Any, inst: Instruction, facts: Facts) -> None:
             got = seen.setdefault(inst.index, {})
-            uniform = self._uniform(facts)
+            uniform = cross_warp_facts(self.ctx.values, facts)
             if uniform not in got and len(got) >= _MAX_FACT_SETS:
                 uniform = _ANY_PATH
             old = got.get(uniform)
@@ -1641,6 +1650,33 @@ _PARITY_ROUNDS = 16
 
 #: Instructions ``SyncModel.wait_parity`` executes per loop before it stops (a large body: fewer iterations).
 _PARITY_STEPS = 20_000
+
+
+#: The comparison that is true exactly when ``op`` is false (a fact ``a ne b`` is ``a eq b`` of the other value).
+_NEGATED = {"eq": "ne", "ne": "eq", "lt": "ge", "ge": "lt", "le": "gt", "gt": "le"}
+
+
+def _fact_value(key: Any, known: dict[Any, bool]) -> bool | None:
+    """The value of the fact ``key`` that the facts ``known`` (key → value) decide: the key itself, its negated
+    comparison (``cmp``, or a ``tid`` comparison, with the complementary operator), or a ``por`` / ``pand`` of
+    parts they decide; None when undecided."""
+    got = known.get(key)
+    if got is not None:
+        return got
+    if isinstance(key, tuple) and key:
+        if key[0] in ("por", "pand") and len(key) == 3:
+            a, b = _fact_value(key[1], known), _fact_value(key[2], known)
+            if key[0] == "por":
+                return True if True in (a, b) else False if a is False and b is False else None
+            return False if False in (a, b) else True if a is True and b is True else None
+        if key[0] == "cmp" and len(key) == 4 and key[1] in _NEGATED:
+            other = known.get(("cmp", _NEGATED[key[1]]) + key[2:])
+            return None if other is None else not other
+        if key[0] == "tid" and len(key) == 2 and isinstance(key[1], tuple) and len(key[1]) == 4 \
+                and key[1][0] == "cmp" and key[1][1] in _NEGATED:
+            other = known.get(("tid", ("cmp", _NEGATED[key[1][1]]) + key[1][2:]))
+            return None if other is None else not other
+    return None
 
 
 @dataclass(frozen=True, slots=True)

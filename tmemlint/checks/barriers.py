@@ -338,8 +338,7 @@ def _abandoning_path(ctx, sender, exits, unwaited: dict):
             if not options:
                 continue
             # kernels terminate: the sender's own thread goes on to an exit, on a path that extends its own
-            own = tuple((e, fe) for e in exits if ctx.sync.executes(ka, e) for fe in ctx.sync.wait_paths(ka, e)
-                        if consistent_choice_facts([raw, fe]))
+            own = tuple((e, fe) for e in exits if ctx.sync.executes(ka, e) for fe in ctx.sync.wait_paths(ka, e, raw))
             got = ctx.sync.joint_choice(((ka, sender, raw),), tuple(options) + (((ka, own),) if own else ()),
                                         strip, _JOINT_BUDGET)
             if got.paths is not None:
