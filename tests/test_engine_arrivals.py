@@ -95,3 +95,18 @@ def test_a_remote_arrive_lands_on_the_barrier_its_mapa_maps():
     needs = {n.barrier.ident: n.sites for f in _one(k.ctx.sync.fact_sets(mma, k.at["commit"]))
              for n in k.ctx.sync.arrivals_needed(mma, k.at["commit"], f)}
     assert needs == {("a_full", 0): (k.at["to_a_full"],)}
+
+
+def test_wait_paths_keep_the_senders_own_thread_apart_from_its_warps_other_lanes():
+    # only the leader CTA's thread 0 waits on a_full after its commit; the other lanes of its warp go straight to the
+    # exit: along the commit's own path (thread 0, leader CTA) only the waiting path remains, and it needs a_full
+    text = (_FIXTURES / "tm312_waited_arrival_leader_good.ptx").read_text()
+    text = text.replace("[mma_done], %rs1;\nWAIT_A:", "[mma_done], %rs1; // @commit\nWAIT_A:")
+    text = text.replace("\tret;", "\tret; // @exit")
+    k = analyse(text)
+    mma = k.warp(0)
+    every = k.ctx.sync.wait_paths(mma, k.at["exit"])
+    assert len(every) == 2
+    (raw,) = k.ctx.sync.fact_sets(mma, k.at["commit"])
+    (own,) = k.ctx.sync.wait_paths(mma, k.at["exit"], raw)
+    assert [n.barrier.ident for n in k.ctx.sync.arrivals_needed(mma, k.at["exit"], own)] == [("a_full", 0)]
