@@ -26,7 +26,10 @@ counted; a barrier id in a register that is not constant matches any barrier id.
 (``mbarrier.init``): with a count of 1, another class's arrival not ordered after ``a`` may complete the phase
 first and then orders nothing (``_completed_by_others``); other counts are not compared with the arrivals.  A wait
 for phase 0 of an mbarrier that only ``ka`` arrives on, on a path where ``ka`` never arrives, never returns: that
-pair of paths does not happen (``_wait_never_returns``).  The events and barrier identities are the classifier's
+pair of paths does not happen (``_wait_never_returns``); in general, a path that passed a wait for phase 0 needs
+one of the barrier's arrive sites on a path that agrees with it (``arrivals_needed``), and a choice of paths of
+several classes that leaves every such site off is infeasible (``joint_paths_feasible``, ``joint_choice``: "may
+these classes be at these instructions together?").  The events and barrier identities are the classifier's
 (``analysis.sync``).
 """
 
@@ -34,7 +37,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, cast
 
 from mypy_extensions import mypyc_attr
@@ -45,9 +48,9 @@ from tmemlint.analysis.lifecycle import consistent_choice_facts
 from tmemlint.analysis.mbarriers import expected_counts
 from tmemlint.analysis.paths import identity_transfer
 from tmemlint.analysis.sync import (ASYNC_TCGEN05, WARP_COLLECTIVE, AddressForm, BarrierKey, SyncEvent,
-                                    address_form, sync_event, tmem_operand_indices)
-from tmemlint.analysis.threads import (cross_warp_facts, is_lane_fact, lane_counts, other_warp_view,
-                                      undecidable_pair, warps_executing)
+                                    address_form, barrier_key, sync_event, tmem_operand_indices)
+from tmemlint.analysis.threads import (bounds_disagree, cross_warp_facts, is_lane_fact, lane_counts,
+                                       other_warp_view, undecidable_pair, warps_executing)
 from tmemlint.analysis.threads import Facts
 from tmemlint.analysis.values import TOP, ValueAnalysis, defined_regs
 from tmemlint.ir import Address, Imm, Instruction, NotReg, Reg, Sym
@@ -266,6 +269,8 @@ class SyncModel:
         self._forms: dict[int, AddressForm | None] = {}
         self._parity0: dict[int, tuple[WarpClass, tuple[BarrierKey, ...]]] = {}
         self._arriver: dict[BarrierKey, WarpClass | None] = {}
+        # class id -> (class, ``_zero_phase_waits``)
+        self._zero_waits: dict[int, tuple[WarpClass, dict[int, dict[Facts, frozenset[BarrierKey]]]]] = {}
         self._by_others: dict[tuple[tuple[int, ...], int, BarrierKey], bool] = {}
         self._sites: dict[int, SyncEvent | None] = {}
         # class id -> (class, {instruction index: fact sets})
@@ -1203,6 +1208,169 @@ class SyncModel:
         self._arriver[x] = got
         return got
 
+    # ---- a wait that must observe an arrival implies one of its arrive sites ran (issue 24) ---------------------
+
+    def arrivals_needed(self, klass: "WarpClass", at: Instruction, facts: Facts) -> tuple["NeededArrival", ...]:
+        """The arrivals that must have happened before ``klass`` reaches ``at`` on its paths whose CTA-uniform facts
+        agree with ``facts``: one ``NeededArrival`` per mbarrier ``X`` that every such path has passed a tested
+        ``.parity`` wait of constant parity 0 on (``_zero_phase_waits``).  PTX ISA §9.7.13.15.16: such a wait
+        returns once the phase of parity 0 has completed, never at once on a freshly initialised barrier (whose
+        current phase is 0); §9.7.13.15.1-2: a phase completes only when its pending arrival count reaches zero,
+        and ``mbarrier.init``'s expected count is at least 1, so some arrive on ``X`` ran before the wait returned.
+        The sites that may be that arrive are every arrival event that may alias ``X`` (any class, a peer CTA's
+        remote arrive or multicast commit included: ``NeededArrival.sites``).  This is the general form of
+        ``_wait_never_returns`` (which asks it of one arriving class and one pair of paths)."""
+        per_facts = self._zero_phase_waits(klass).get(at.index)
+        if not per_facts:
+            return ()
+        passed: frozenset[BarrierKey] | None = per_facts.get(facts)  # one of ``wait_paths``: that very path
+        if passed is None:
+            for f, keys in per_facts.items():
+                if self._agree(f, facts):
+                    passed = keys if passed is None else passed & keys
+        if not passed:
+            return ()
+        return tuple(NeededArrival(x, tuple(i for i, s in self._sited
+                                            if s.arrives and self._lands_on(i, s).may_alias(x)))
+                     for x in self._in_order(passed))
+
+    def _lands_on(self, inst: Instruction, s: SyncEvent) -> BarrierKey:
+        """The mbarrier, as an offset in whichever CTA, that the arrival event ``s`` of ``inst`` lands on: for a
+        remote arrive whose address register has one reaching definition, a ``mapa`` (``[%r]`` with no offset
+        added), the local barrier that ``mapa`` maps (PTX ISA §9.7.9.22: the same variable at the same offset in
+        the target CTA); else the event's own key."""
+        if not s.remote or s.operand is None:
+            return s.key
+        o = inst.operands[s.operand]
+        if type(o) is not Address or o.offset != 0 or type(o.base) is not Reg:
+            return s.key
+        va = self.ctx.values
+        defs = va.reaching_defs(inst, o.base.name)
+        if len(defs) != 1:
+            return s.key
+        src = va.insts[next(iter(defs))]
+        if src.op != "mapa" or len(src.operands) < 3 or src.operands[0] != o.base:
+            return s.key
+        return barrier_key(va, src, 1)
+
+    def wait_paths(self, klass: "WarpClass", at: Instruction, along: Facts = frozenset()) -> tuple[Facts, ...]:
+        """The fact sets (cross-warp form, lane facts kept) of the paths of ``klass`` that reach ``at``, kept apart
+        by the waits for phase 0 they passed (``_zero_phase_waits``; ``fact_sets`` joins paths that differ only in
+        them), less those that give a fact of ``along`` the other value (lane facts included: the same thread's
+        path further on), in a fixed order: the paths to ask ``arrivals_needed`` about."""
+        known = dict(along)
+        return tuple(sorted((f for f in self._zero_phase_waits(klass).get(at.index, {})
+                             if all(_fact_value(k, known) in (None, v) for k, v in f)), key=repr))
+
+    def _zero_phase_waits(self, klass: "WarpClass") -> dict[int, dict[Facts, frozenset[BarrierKey]]]:
+        """Per observed instruction of ``klass`` and fact set of the paths reaching it (cross-warp form), the mbarriers
+        every such path has passed a tested (``SyncEvent.waits``) ``.parity`` wait of constant parity 0 on
+        (``arrivals_needed``); memoised per class.  Past ``_MAX_FACT_SETS`` fact sets an instruction keeps one
+        entry under the empty fact set (any path)."""
+        hit = self._zero_waits.get(id(klass))
+        if hit is not None and hit[0] is klass:
+            return hit[1]
+        seen: dict[int, dict[Facts, frozenset[BarrierKey]]] = {}
+
+        def transfer(prop: frozenset[BarrierKey], inst: Instruction) -> frozenset[BarrierKey]:
+            s = self.site(inst)
+            if s is None or not s.waits or s.parity != 0 or s.key.kind != "mbar" or s.key in prop:
+                return prop
+            return prop | {s.key}
+
+        def observe(_k: "WarpClass", prop: Any, inst: Instruction, facts: Facts) -> None:
+            got = seen.setdefault(inst.index, {})
+            uniform = cross_warp_facts(self.ctx.values, facts)
+            if uniform not in got and len(got) >= _MAX_FACT_SETS:
+                uniform = _ANY_PATH
+            old = got.get(uniform)
+            got[uniform] = prop if old is None else old & prop
+
+        self.ctx.simulate(transfer, frozenset(), observe, classes=[klass], relevant=self._relevant)
+        self._zero_waits[id(klass)] = (klass, seen)
+        return seen
+
+    def may_arrive_with(self, need: "NeededArrival", joint: tuple[Facts, ...],
+                        view: "Callable[[Facts], Facts] | None" = None) -> bool:
+        """Whether one of ``need``'s arrive sites may run, by some warp class, on a path whose facts (``view`` of
+        them: the facts that hold in every CTA the question spans; by default the CTA-uniform ones) agree with every
+        fact set of ``joint`` (``consistent_choice_facts``, and no signed bound of one decides a comparison of the
+        other the other way: ``threads.bounds_disagree``).  True when a site's paths are not known."""
+        for x in need.sites:
+            for k in self.ctx.threads.classes:
+                if not self.executes(k, x):
+                    continue
+                sets = self.fact_sets(k, x)
+                if sets is None:
+                    return True
+                for fx in sets:
+                    v = view(fx) if view is not None else self._uniform(fx)
+                    if self._agree(v, *joint) and not any(bounds_disagree(v, f) or bounds_disagree(f, v)
+                                                          for f in joint):
+                        return True
+        return False
+
+    def joint_paths_feasible(self, chosen: tuple[tuple["WarpClass", Instruction, Facts], ...],
+                             view: "Callable[[Facts], Facts] | None" = None) -> bool:
+        """Whether the paths ``chosen`` (per warp class, an instruction it reaches and the facts of its path there,
+        of one execution of the cluster) can run together as far as their waits tell: False when one of them has
+        passed a wait whose phase needs an arrival (``arrivals_needed``, asked with the path's own facts) that no
+        arrive site may make on a path agreeing with all of them (``may_arrive_with``, on their ``view``): that
+        wait never returned, the combination deadlocks before those instructions.  An exit path that passes such a
+        wait while the joint path skips every arrive site is infeasible."""
+        joint = tuple(view(f) if view is not None else self._uniform(f) for _k, _i, f in chosen)
+        for k, at, f in chosen:
+            for need in self.arrivals_needed(k, at, f):
+                if not self.may_arrive_with(need, joint, view):
+                    return False
+        return True
+
+    def joint_choice(self, fixed: tuple[tuple["WarpClass", Instruction, Facts], ...],
+                     options: tuple[tuple["WarpClass", tuple[tuple[Instruction, Facts], ...]], ...],
+                     view: "Callable[[Facts], Facts] | None" = None, budget: int = 256) -> "JointChoice":
+        """One execution of the cluster made of the paths ``fixed`` and one path per entry of ``options`` (a warp
+        class and the (instruction, facts) paths it may take there), the first in order whose facts (their
+        ``view``: those that hold in every CTA the question spans; by default the CTA-uniform ones) agree with each
+        other (``consistent_choice_facts``, and no signed bound of one decides a comparison of another the other
+        way: ``threads.bounds_disagree``) and that ``joint_paths_feasible`` accepts: "may these classes be at these
+        instructions together?".  Past ``budget`` complete choices tried, the answer is undecided
+        (``JointChoice.decided`` False)."""
+        chosen = list(fixed)
+
+        def seen(f: Facts) -> Facts:
+            return view(f) if view is not None else self._uniform(f)
+
+        views = [seen(f) for _k, _i, f in fixed]
+        tries = 0
+
+        def agrees(fb: Facts) -> bool:
+            return all(self._agree(f, fb) and not bounds_disagree(f, fb) and not bounds_disagree(fb, f)
+                       for f in views)
+
+        def search(n: int) -> bool:
+            nonlocal tries
+            if n == len(options):
+                tries += 1
+                return self.joint_paths_feasible(tuple(chosen), view)
+            klass, paths = options[n]
+            for at, fb in paths:
+                if tries >= budget:
+                    return False
+                vb = seen(fb)
+                if not agrees(vb):
+                    continue
+                chosen.append((klass, at, fb))
+                views.append(vb)
+                if search(n + 1):
+                    return True
+                chosen.pop()
+                views.pop()
+            return False
+
+        if search(0):
+            return JointChoice(tuple(chosen), True)
+        return JointChoice(None, tries < budget)
+
     def fencing(self, inst: Instruction) -> Fencing:
         """The tcgen05 fences around the synchronization ``inst`` (``Fencing``), on the paths of every warp class;
         an instruction with no ``SyncEvent`` has none to miss.  The events are the shared classifier's
@@ -1654,6 +1822,54 @@ _PARITY_ROUNDS = 16
 
 #: Instructions ``SyncModel.wait_parity`` executes per loop before it stops (a large body: fewer iterations).
 _PARITY_STEPS = 20_000
+
+
+#: The comparison that is true exactly when ``op`` is false (a fact ``a ne b`` is ``a eq b`` of the other value).
+_NEGATED = {"eq": "ne", "ne": "eq", "lt": "ge", "ge": "lt", "le": "gt", "gt": "le"}
+
+
+def _fact_value(key: Any, known: dict[Any, bool]) -> bool | None:
+    """The value of the fact ``key`` that the facts ``known`` (key → value) decide: the key itself, its negated
+    comparison (``cmp``, or a ``tid`` comparison, with the complementary operator), or a ``por`` / ``pand`` of
+    parts they decide; None when undecided."""
+    got = known.get(key)
+    if got is not None:
+        return got
+    if isinstance(key, tuple) and key:
+        if key[0] in ("por", "pand") and len(key) == 3:
+            a, b = _fact_value(key[1], known), _fact_value(key[2], known)
+            if key[0] == "por":
+                return True if True in (a, b) else False if a is False and b is False else None
+            return False if False in (a, b) else True if a is True and b is True else None
+        if key[0] == "cmp" and len(key) == 4 and key[1] in _NEGATED:
+            other = known.get(("cmp", _NEGATED[key[1]]) + key[2:])
+            return None if other is None else not other
+        if key[0] == "tid" and len(key) == 2 and isinstance(key[1], tuple) and len(key[1]) == 4 \
+                and key[1][0] == "cmp" and key[1][1] in _NEGATED:
+            other = known.get(("tid", ("cmp", _NEGATED[key[1][1]]) + key[1][2:]))
+            return None if other is None else not other
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class JointChoice:
+    """``SyncModel.joint_choice``'s answer: ``paths`` (per warp class, the instruction and path facts of one
+    feasible execution, the fixed paths first) or None; ``decided`` False when the search stopped at its budget
+    before it found one (no answer either way)."""
+
+    paths: tuple[tuple["WarpClass", Instruction, Facts], ...] | None
+    decided: bool
+
+
+@dataclass(frozen=True, slots=True)
+class NeededArrival:
+    """``SyncModel.arrivals_needed``'s answer for one mbarrier: ``barrier`` (exactly known, waited on for phase 0
+    before the instruction asked about) and ``sites``, every arrival event that may alias it (an
+    ``mbarrier.arrive*``, a ``cp.async.mbarrier.arrive``, a ``tcgen05.commit``, local, remote or multicast): one of
+    them ran before the wait returned (PTX ISA §9.7.13.15.1-2)."""
+
+    barrier: BarrierKey
+    sites: tuple[Instruction, ...]
 
 
 @dataclass(frozen=True, slots=True)

@@ -483,6 +483,15 @@ def interval_truth(key: FactKey, facts: Facts) -> bool | None:
     return None if iv is None else _decide(op, iv[0], iv[1], k)
 
 
+def bounds_disagree(fa: Facts, fb: Facts) -> bool:
+    """Whether a comparison of ``fb`` is decided the other way by the signed bounds ``fa`` puts on the same linear
+    base (``interval_truth``): a consumer's zero-trip test ``n < 1`` against a loop entered on ``n - 1 >= 1``."""
+    for key, val in fb:
+        if key[0] == "cmp" and interval_truth(key, fa) == (not val):
+            return True
+    return False
+
+
 def _interval(base: Value, facts: Facts) -> tuple[int, int] | None:
     """``(lo, hi)``: the values ``base`` can take on a path with these branch facts (comparisons of
     ``base + c`` with constants), or None when no fact bounds it or the facts contradict each other."""

@@ -17,7 +17,7 @@ from tmemlint.analysis.lifecycle import consistent_choice_facts
 from tmemlint.analysis.mbarriers import arrive_site, cluster_targets, expected_counts
 from tmemlint.analysis.sync import CLUSTER, LOCAL, NEVER_REMOTE, barrier_key, mapa_origin, mbarrier_op
 from tmemlint.analysis.paths import BudgetExceeded, PropertySimulation
-from tmemlint.analysis.threads import (UNKNOWN_LANES, cross_warp_facts, depends_on, interval_truth, is_lane_fact,
+from tmemlint.analysis.threads import (UNKNOWN_LANES, bounds_disagree, cross_warp_facts, depends_on, is_lane_fact,
                                       lane_counts, lanes_on_path, min_warps_on_path, undecidable_pair)
 from tmemlint.analysis.values import TOP
 from tmemlint.checks.registry import rule
@@ -270,8 +270,11 @@ def commit_target_recycled(ctx):
     For each such target barrier, the threads that retire it (an inval, an init that may run after a sending
     instruction, the exits) must have waited on that barrier before, themselves on every path (a simulation per
     warp class), or after a wait of another class on it that the happens-before model (``ctx.sync``) orders
-    before them.  A CTA's exit is covered when one class is.  Reported at the inval/init, or at the sending
-    instruction for the exits; silent when the model cannot decide."""
+    before them.  A CTA's exit is covered when one class is.  The exit paths that would abandon the barrier are
+    chosen jointly (one per exiting class, their facts agreeing with each other and the sender's) and must be able
+    to run together: a path that passed a wait for phase 0 of a barrier whose every arrive site lies off the chosen
+    paths never got there (``SyncModel.joint_choice``; §9.7.13.15.1-2).  Reported at the inval/init, or at the
+    sending instruction for the exits; silent when the model cannot decide."""
 
     fn = ctx.function
     if not fn.is_entry:
@@ -349,10 +352,24 @@ def commit_target_recycled(ctx):
                 break
 
 
+#: Joint choices of exit paths (one per exiting warp class) ``_abandoning_path`` has the engine try per sender path
+#: (``SyncModel.joint_choice``) before it takes the first pairwise witness without the joint test.
+_JOINT_BUDGET = 256
+
+
 def _abandoning_path(ctx, sender, exits, unwaited: dict):
     """An exit instruction such that, on a path of ``sender``'s class through it, every warp class that exits has
     a path to an exit that did not wait (``unwaited``: ``(id(class), exit index) → fact sets``) and whose uniform
-    facts, other than the CTA's identity, agree with the sender's; None when there is none or it cannot be told."""
+    facts, other than the CTA's identity, agree with the sender's and with each other's; None when there is none
+    or it cannot be told.
+
+    The chosen paths must also be feasible together as far as the engine's waits tell (``SyncModel.joint_choice``,
+    ``joint_paths_feasible``): an exit path that passed a wait for phase 0 of a barrier whose arrive
+    sites all lie off the joint path never gets there (PTX ISA §9.7.13.15.1-2; FA4's backward kernel with a zero
+    trip count: the MMA warp waits on a barrier only the consumers' skipped loop arrives on).  Kernels are taken to
+    terminate: the sender's own thread must reach an exit as well, on a path that extends the sender's (in its own
+    CTA: the facts of the CTA's identity kept), so an execution in which it waits forever is not one that abandons
+    the barrier.  Past ``_JOINT_BUDGET`` combinations the first pairwise witness is taken."""
 
     per_thread = divergent_defs(ctx)
     pair = _targets_one_pair(ctx, sender)
@@ -360,33 +377,36 @@ def _abandoning_path(ctx, sender, exits, unwaited: dict):
     def strip(f):
         return _cluster_uniform(f, per_thread, pair)
 
+    def agree(fa, fb) -> bool:
+        return consistent_choice_facts([fa, fb]) and not bounds_disagree(fa, fb) and not undecidable_pair(fa, fb)
+
     for ka in ctx.threads.classes:
         sets = ctx.sync.fact_sets(ka, sender)
         if not sets:
             continue
-        for fa in sets:
-            fa = strip(fa)
-            witness = None
+        for raw in sets:
+            fa = strip(raw)
+            options = []  # per exiting class, its (exit, facts) paths whose stripped facts agree with the sender's
             for kb in ctx.threads.classes:
                 mine = [e for e in exits if ctx.sync.executes(kb, e)]
                 if not mine:
                     continue
-                found = None
-                for e in mine:
-                    for fb in unwaited.get((id(kb), e.index), ()):
-                        fb = strip(fb)
-                        if consistent_choice_facts([fa, fb]) and not _bounds_disagree(fa, fb) \
-                                and not undecidable_pair(fa, fb):
-                            found = e
-                            break
-                    if found is not None:
-                        break
-                if found is None:
-                    witness = None
+                found = [(e, fb) for e in mine for fb in sorted(unwaited.get((id(kb), e.index), ()), key=repr)
+                         if agree(fa, strip(fb))]
+                if not found:
+                    options = None
                     break
-                witness = witness or found
-            if witness is not None:
-                return witness
+                options.append((kb, tuple(found)))
+            if not options:
+                continue
+            # kernels terminate: the sender's own thread goes on to an exit, on a path that extends its own
+            own = tuple((e, fe) for e in exits if ctx.sync.executes(ka, e) for fe in ctx.sync.wait_paths(ka, e, raw))
+            got = ctx.sync.joint_choice(((ka, sender, raw),), tuple(options) + (((ka, own),) if own else ()),
+                                        strip, _JOINT_BUDGET)
+            if got.paths is not None:
+                return got.paths[1][1]
+            if not got.decided:
+                return options[0][1][0][0]
     return None
 
 
@@ -400,16 +420,6 @@ def _cluster_uniform(facts: Facts, per_thread: frozenset[int], pair: bool = Fals
     return frozenset(x for x in facts if not is_lane_fact(x[0]) and x[0][0] != "regval"
                      and (not mentions_identity(x[0], sregs=CTA_IDENTITY_SREGS) or (pair and _pair_bits(x[0]) == 0))
                      and not depends_on(x[0], per_thread))
-
-
-def _bounds_disagree(fa: Facts, fb: Facts) -> bool:
-    """Whether a comparison of ``fb`` is decided the other way by the signed bounds ``fa`` puts on the same linear
-    base (``threads.interval_truth``): a consumer's zero-trip test ``n < 1`` against the sender's loop entered on
-    ``n - 1 >= 1``, one trip count that the roles compute as ``a - b`` and ``a + ~b``."""
-    for key, val in fb:
-        if key[0] == "cmp" and interval_truth(key, fa) == (not val):
-            return True
-    return False
 
 
 def _targets_one_pair(ctx: FunctionContext, sender: Instruction) -> bool:
