@@ -24,7 +24,8 @@ from functools import cached_property
 from tmemlint.analysis.cfg import CFG, build_cfg
 from tmemlint.analysis.threads import Expr, Facts, GuardOracle, WarpClass, thread_predicates
 from tmemlint.analysis.tmem import Slot, TmemSites, tmem_sites
-from tmemlint.analysis.values import TOP, Value, ValueAnalysis, _cmp, _pnot, is_stable, opaque_deps
+from tmemlint.analysis.values import (TOP, Cmp, Op, PAnd, POr, Value, ValueAnalysis, _cmp, _pnot, const, is_stable,
+                                      opaque, opaque_deps)
 from tmemlint.ir import Address, Function, Instruction, Module, Operand, ParenList, Reg, Sym
 
 #: the call graph of a module's functions with bodies: caller name → the names of the functions it calls directly
@@ -360,13 +361,13 @@ def _substitute(v: Value, binding: dict[str, Value], name: str) -> Value:
         b = binding.get(v[1], TOP) if v[2] == 0 else TOP
         if b is not TOP and is_stable(b):
             return b
-        return ("opq", ("arg", name, v[1], v[2]))
+        return opaque(("arg", name, v[1], v[2]))
     if tag == "cmp":
         a, b = _substitute(v[2], binding, name), _substitute(v[3], binding, name)
         if a is v[2] and b is v[3]:
             return v
         r = _cmp(v[1], a, b)
-        return r if r is not None else ("cmp", v[1], a, b)
+        return r if r is not None else Cmp("cmp", v[1], a, b)
     if tag == "pnot":
         a = _substitute(v[1], binding, name)
         return v if a is v[1] else _pnot(a)
@@ -377,10 +378,10 @@ def _substitute(v: Value, binding: dict[str, Value], name: str) -> Value:
         for x, y in ((a, b), (b, a)):
             if x[0] == "c":
                 if tag == "pand":
-                    return y if x[1] else ("c", 0)
-                return ("c", 1) if x[1] else y
-        return (tag, a, b)
+                    return y if x[1] else const(0)
+                return const(1) if x[1] else y
+        return PAnd("pand", a, b) if tag == "pand" else POr("por", a, b)
     if tag == "op":
         args = tuple(_substitute(x, binding, name) if isinstance(x, tuple) else x for x in v[2:])
-        return v if args == v[2:] else ("op", v[1]) + args
+        return v if args == v[2:] else Op(("op", v[1], *args))
     return v

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Union, cast
 
 from tmemlint.ir import Address, Imm, Instruction, NotReg, Operand, ParenList, Reg, RegPair, Sym, Vec
 from tmemlint.threadexpr import BIN, CMP as _CMP, eval_tid, wrap as _wrap
@@ -44,12 +44,170 @@ _BIN = cast("dict[str, Callable[[int, int], int]]", BIN)  # threadexpr's integer
 if TYPE_CHECKING:  # pragma: no cover - the CFG is built by whoever analyses a function body
     from tmemlint.analysis.cfg import CFG
 
-Value = tuple[Any, ...]
-"""A value of the domain: a tuple whose first item is its tag (the table above).  The items after the tag are
-kept as ``Any``: the tuples are built and taken apart by index in this module and in ``threads``, ``order`` and
-``regions`` (``v[0] == "tid"`` tests), so one precise type per tag is for when all of them read it with ``match``."""
+class Const(NamedTuple):
+    """``("c", value)``: the integer constant ``value``."""
+    tag: Literal["c"]
+    value: int
 
-TOP: Value = ("top",)
+
+class ConstSet(NamedTuple):
+    """``("cs", values)``: one of a few integer constants (at most ``MAX_SET``)."""
+    tag: Literal["cs"]
+    values: frozenset[int]
+
+
+class SymAddr(NamedTuple):
+    """``("sym", name, offset)``: the address of variable ``name`` plus ``offset`` bytes (any state space)."""
+    tag: Literal["sym"]
+    name: str
+    offset: int
+
+
+class SymInside(NamedTuple):
+    """``("symx", name)``: an address inside variable ``name`` at an unknown offset."""
+    tag: Literal["symx"]
+    name: str
+
+
+class TmemAddr(NamedTuple):
+    """``("tmem", slot, col, lane)``: a TMEM address (PTX ISA §9.7.16.2: lane in bits 31-16, column in bits 15-0)
+    loaded from allocation slot ``slot`` plus column offset ``col`` (columns; None: unknown) and lane offset
+    ``lane`` (lanes: an int, a thread expression, or None: unknown)."""
+    tag: Literal["tmem"]
+    slot: Value
+    col: int | None
+    lane: Any
+
+
+class Tid(NamedTuple):
+    """``("tid", expr)``: a function of ``%tid.x`` given by the thread expression tree ``expr`` (``eval_tid``;
+    a tuple of its own domain, not a ``Value``)."""
+    tag: Literal["tid"]
+    expr: tuple[Any, ...]
+
+
+class Param(NamedTuple):
+    """``("param", name, offset)``: the value loaded from the function's own parameter ``name`` at ``offset``
+    bytes (a kernel's: the same for the whole grid)."""
+    tag: Literal["param"]
+    name: str
+    offset: int
+
+
+class SReg(NamedTuple):
+    """``("sreg", name)``: a special register uniform across the CTA (``%ctaid.x`` ...)."""
+    tag: Literal["sreg"]
+    name: str
+
+
+class Cmp(NamedTuple):
+    """``("cmp", cmp, a, b)``: the predicate ``a cmp b`` (``cmp`` a ``setp`` comparison: ``lt``, ``hs`` ...)."""
+    tag: Literal["cmp"]
+    cmp: str
+    a: Value
+    b: Value
+
+
+class PNot(NamedTuple):
+    """``("pnot", p)``: the negation of predicate ``p``."""
+    tag: Literal["pnot"]
+    p: Value
+
+
+class PAnd(NamedTuple):
+    """``("pand", p, q)``: predicate ``p and q``."""
+    tag: Literal["pand"]
+    p: Value
+    q: Value
+
+
+class POr(NamedTuple):
+    """``("por", p, q)``: predicate ``p or q``."""
+    tag: Literal["por"]
+    p: Value
+    q: Value
+
+
+class Opaque(NamedTuple):
+    """``("opq", d)``: an unknown value produced by definition ``d`` (an instruction index, or a tuple naming a
+    register: ``("in", name)``, ``(index, name)``, ``("sreg", name)``, ``("arg", ...)``)."""
+    tag: Literal["opq"]
+    d: Any
+
+
+class Top(NamedTuple):
+    """``("top",)``: several reaching definitions disagree.  One instance, ``TOP`` (tested with ``is``; pickled
+    by name, so it stays that instance)."""
+    tag: Literal["top"]
+
+    def __reduce__(self) -> str:
+        return "TOP"
+
+
+class Op(tuple[Any, ...]):
+    """``("op", name, *args, depth)``: operation ``name`` on the stable uniform values ``args`` (kept symbolic so
+    that equal computations compare equal), ``depth`` its nesting depth (at most ``MAX_DEPTH``).  A tuple of
+    variable length, not a ``NamedTuple``: it computes its hash once (hash-consing by structure: the same operation
+    on equal uniform inputs is an equal value, in whichever warp role computes it, and a deep chain is hashed from
+    its operands' kept hashes, not walked again at every dictionary lookup), so it has a ``__dict__`` for that
+    hash; read it with ``case Op(name, args, depth)``."""
+
+    __match_args__ = ("name", "args", "depth")
+
+    @property
+    def tag(self) -> Literal["op"]:
+        return "op"
+
+    @property
+    def name(self) -> str:
+        n: str = self[1]
+        return n
+
+    @property
+    def args(self) -> tuple[Value, ...]:
+        return tuple(self[2:-1])
+
+    @property
+    def depth(self) -> int:
+        d: int = self[-1]
+        return d
+
+    def __hash__(self) -> int:
+        d = self.__dict__
+        h: int | None = d.get("_h")
+        if h is None:
+            h = d["_h"] = tuple.__hash__(self)
+        return h
+
+    def __reduce__(self) -> tuple[type[Op], tuple[tuple[Any, ...]]]:
+        """Pickled without its kept hash (a string's hash differs between processes)."""
+        return Op, (tuple(self),)
+
+
+TypedValue = Union[Const, ConstSet, SymAddr, SymInside, TmemAddr, Tid, Param, SReg, Cmp, PNot, PAnd, POr, Opaque, Top,
+                   Op]
+"""A value of the domain: one class per tag (the table above), each a tuple whose first item is its tag, so that
+values compare and hash as the tagged tuples they were (``Param`` and ``SymAddr`` stay apart; a value is a key of
+sets and dictionaries, and a plain tagged tuple built elsewhere still equals its typed twin).  Thread expressions
+(``Tid.expr``) and ``paths``' ``("regval", ...)`` fact keys are other domains, still plain tuples."""
+
+Value = tuple[Any, ...]
+"""The type values are declared with while readers move to ``match`` (issue 24 item 2): every class of
+``TypedValue`` is one.  It becomes ``TypedValue`` when no module reads a value by index any more (with the union,
+``mypy --strict`` still reports some 400 index reads in 12 modules)."""
+
+TOP: Top = Top("top")
+
+
+def const(k: int) -> Const:
+    """The constant ``k``."""
+    return Const("c", k)
+
+
+def opaque(d: object) -> Opaque:
+    """The unknown value of definition ``d``."""
+    return Opaque("opq", d)
+
 
 # Opcodes whose first operand is not a register definition.
 _NO_DEF = {
@@ -355,7 +513,7 @@ class ValueAnalysis:
         if ds is None:
             if name in self.multi_defs:
                 return TOP
-            return ("opq", ("in", name))
+            return Opaque("opq", ("in", name))
         val: Value | None = None
         for e in ds:
             v = self.def_value.get((e, name))
@@ -374,9 +532,9 @@ class ValueAnalysis:
         if type(o) is Reg:
             return self.reg_value(inst, o)
         if type(o) is Imm:
-            return ("c", o.value)
+            return Const("c", o.value)
         if type(o) is Sym:
-            return ("sym", o.name, o.offset)
+            return SymAddr("sym", o.name, o.offset)
         if type(o) is Address:
             return self.address_value(inst, o)
         if type(o) is NotReg:
@@ -386,9 +544,9 @@ class ValueAnalysis:
     def address_value(self, inst: Instruction, a: Address) -> Value:
         """The address an ``[base+offset]`` operand denotes."""
         if a.base is None:
-            return ("c", a.offset)
+            return Const("c", a.offset)
         base = self.value(inst, a.base)
-        return _add(base, ("c", a.offset), inst.index) if a.offset else base
+        return _add(base, Const("c", a.offset), inst.index) if a.offset else base
 
     # ---- uniformity ---------------------------------------------------------------------------------------
     def reaching_defs(self, inst: Instruction, name: str) -> tuple[int, ...]:
@@ -477,7 +635,7 @@ class ValueAnalysis:
             base: Operand | None = o.base
             for _ in range(16):
                 if type(base) is Sym:
-                    slots.add(("sym", base.name, base.offset + off))
+                    slots.add(SymAddr("sym", base.name, base.offset + off))
                     break
                 if type(base) is not Reg:
                     return None
@@ -566,7 +724,7 @@ class ValueAnalysis:
             queued.discard(idx)
             if changes[0] > limit:  # pragma: no cover - a non-monotone chain: give up on the rest
                 for key in list(self.def_value):
-                    self.def_value[key] = ("opq", key[0])
+                    self.def_value[key] = Opaque("opq", key[0])
                 return
             evaluate(self.insts[idx])
 
@@ -596,7 +754,7 @@ class ValueAnalysis:
         """The values ``inst`` writes to its destination registers ``regs`` (in order)."""
         op = inst.op
         idx = inst.index
-        opq: Value = ("opq", idx)
+        opq: Value = Opaque("opq", idx)
         ops = inst.operands
         n = len(regs)
         dst = ops[0] if ops else None  # a definition has its destination first (never absent here)
@@ -605,12 +763,12 @@ class ValueAnalysis:
                 out: list[Value] = []
                 for x in (dst.first, dst.second):
                     if type(x) is Reg:
-                        out.append(("tid", ("elect",)) if x is dst.second else ("opq", (idx, x.name)))
+                        out.append(Tid("tid", ("elect",)) if x is dst.second else Opaque("opq", (idx, x.name)))
                 return out
             if op == "shfl" and type(dst) is RegPair and len(ops) >= 3:
                 sv = self._shfl(inst)
-                return [sv if r is dst.first else ("opq", (idx, r.name)) for r in regs]
-            return [("opq", (idx, r.name)) for r in regs]
+                return [sv if r is dst.first else Opaque("opq", (idx, r.name)) for r in regs]
+            return [Opaque("opq", (idx, r.name)) for r in regs]
         args = [self.value(inst, o) for o in ops[1:]]
         try:
             v = self._compute(inst, op, args)
@@ -629,10 +787,10 @@ class ValueAnalysis:
             lane = self.value(inst, ops[2])
             if src is not TOP and lane[0] == "c":
                 if src[0] == "tid":
-                    return ("tid", ("shfl", src[1], lane[1]))
+                    return Tid("tid", ("shfl", src[1], lane[1]))
                 if is_stable(src):
                     return src
-        return ("opq", inst.index)
+        return Opaque("opq", inst.index)
 
     def _selp_test(self, inst: Instruction, cmp: str, a: Value, b: Value) -> Value | None:
         """``setp.eq/ne r, k`` where ``r = selp c1, c0, q`` (two different constants): the predicate ``q``, its
@@ -658,7 +816,7 @@ class ValueAnalysis:
             if c1 == c0 or q is TOP:
                 continue
             kk = other[1]
-            r = q if kk == c1 else (_pnot(q) if kk == c0 else ("c", 0))
+            r = q if kk == c1 else (_pnot(q) if kk == c0 else Const("c", 0))
             return _pnot(r) if cmp == "ne" else r
         return None
 
@@ -676,9 +834,9 @@ class ValueAnalysis:
             if len(args) < 2 or TOP in args:
                 return None
             if op == "and":
-                return ("pand", args[0], args[1])
+                return PAnd("pand", args[0], args[1])
             if op == "or":
-                return ("por", args[0], args[1])
+                return POr("por", args[0], args[1])
             return None
         if op in _ARITH:
             if len(args) < 2:
@@ -694,15 +852,15 @@ class ValueAnalysis:
         if op == "mad" and len(args) == 3 and not inst.has("hi"):
             return _binop("add", _binop("mul", args[0], args[1], idx), args[2], idx)
         if op == "neg" and args:
-            return _binop("sub", ("c", 0), args[0], idx)
+            return _binop("sub", Const("c", 0), args[0], idx)
         if op == "not" and args:
             a = args[0]
             if a[0] == "c":
-                return ("c", ~a[1])
+                return Const("c", ~a[1])
             if a[0] in ("cmp", "pnot", "pand", "por"):
                 return _pnot(a)
             if a is not TOP and a[0] == "op":
-                return _binop("sub", ("c", -1), a, idx)  # ~x == -1 - x in two's complement (§9.7.8.x ``not``)
+                return _binop("sub", Const("c", -1), a, idx)  # ~x == -1 - x in two's complement (§9.7.8.x ``not``)
             return _generic("not", args, idx)
         if op == "setp":
             cmp = next((p for p in inst.parts[1:] if p in _CMP), None)
@@ -711,14 +869,16 @@ class ValueAnalysis:
             ty = _int_type(inst)
             a, b = args[0], args[1]
             if ty is not None and a is not TOP and b is not TOP and a[0] == "c" and b[0] == "c":
-                a, b = ("c", _wrap(a[1], ty)), ("c", _wrap(b[1], ty))
+                a, b = Const("c", _wrap(a[1], ty)), Const("c", _wrap(b[1], ty))
             p = self._selp_test(inst, cmp, a, b) or _cmp(cmp, a, b, ty)
+            if p is None:
+                return None
             if len(args) >= 3:  # setp.cmp.bop: combined with a third predicate operand
                 bop = next((q for q in inst.parts if q in ("and", "or", "xor")), None)
                 if bop == "and":
-                    return ("pand", p, args[2])
+                    return PAnd("pand", p, args[2])
                 if bop == "or":
-                    return ("por", p, args[2])
+                    return POr("por", p, args[2])
                 return None
             return p
         if op == "bfe" and len(args) == 3:
@@ -738,26 +898,26 @@ class ValueAnalysis:
                 return args[0]
             if c[0] == "tid" and all(a[0] in ("c", "tid") for a in args[:2]):
                 # a value chosen per thread: a thread expression (the warp role of CUTLASS's WarpCategory)
-                return ("tid", ("sel", c[1], *(("k", a[1]) if a[0] == "c" else a[1] for a in args[:2])))
+                return Tid("tid", ("sel", c[1], *(("k", a[1]) if a[0] == "c" else a[1] for a in args[:2])))
             ka, kb = const_candidates(args[0]), const_candidates(args[1])
             if ka is not None and kb is not None and len(ka | kb) <= MAX_SET:
-                return ("cs", frozenset(ka | kb))
+                return ConstSet("cs", frozenset(ka | kb))
             return _generic("selp", args, idx)
         if op == "ld" or op == "ldu":
             if not args:
                 return None
             a = args[0]
             if a[0] == "sym" and a in self.slots:
-                return ("tmem", a, 0, 0)
+                return TmemAddr("tmem", a, 0, 0)
             if inst.has("param") and a[0] == "sym":
                 if a[1] in self.param_names:
-                    return ("param", a[1], a[2])
+                    return Param("param", a[1], a[2])
                 return self.returns.get(a[1]) if a[2] == 0 else None
             return None
         if op == "shfl":
             return self._shfl(inst)
         if op == "elect":
-            return ("tid", ("elect",))
+            return Tid("tid", ("elect",))
         return None
 
 
@@ -776,7 +936,7 @@ def _bfe(a: Value, pos: Value, length: Value, ty: str | None) -> Value | None:
     p, n = pos[1] & 0xFF, length[1] & 0xFF
     signed = ty[0] == "s"
     if n == 0 or (p >= w and not signed):
-        return ("c", 0)
+        return Const("c", 0)
     if p >= w:  # signed, start beyond the msb: the sign bit a[msb] replicated (an arithmetic shift by w - 1)
         return _bfe_expr(a, ("shr", ("wrap", ty, _tid_expr(a)), w - 1))
     n = min(n, w - p)
@@ -794,8 +954,8 @@ def _tid_expr(a: Value) -> tuple[Any, ...]:
 def _bfe_expr(a: Value, e: tuple[Any, ...]) -> Value:
     """``e`` (built from ``a`` by ``_bfe``) as a value: a constant when ``a`` is one, else a thread expression."""
     if a[0] == "c":
-        return ("c", eval_tid(e, range(0, 1))[0])
-    return ("tid", e)
+        return Const("c", eval_tid(e, range(0, 1))[0])
+    return Tid("tid", e)
 
 
 _REDUX_IDEMPOTENT = frozenset({"min", "max", "and", "or"})
@@ -829,9 +989,9 @@ def _join(a: Value, b: Value) -> Value:
     """Join of two different values: TMEM addresses of one allocation stay TMEM addresses (offsets that
     disagree become unknown); anything else is TOP."""
     if a is not TOP and b is not TOP and a[0] == "tmem" and b[0] == "tmem" and a[1] == b[1]:
-        return ("tmem", a[1], a[2] if a[2] == b[2] else None, a[3] if a[3] == b[3] else None)
+        return TmemAddr("tmem", a[1], a[2] if a[2] == b[2] else None, a[3] if a[3] == b[3] else None)
     if a is not TOP and b is not TOP and a[0] in ("sym", "symx") and b[0] in ("sym", "symx") and a[1] == b[1]:
-        return ("symx", a[1])
+        return SymInside("symx", a[1])
     return TOP
 
 
@@ -841,14 +1001,14 @@ def _special(name: str) -> Value | None:
     """The value of special register ``name`` (``%tid.x``, ``%laneid``, uniform ``%ctaid``-like ones), or None
     for an ordinary register."""
     if name == "%tid.x":
-        return ("tid", ("x",))
+        return Tid("tid", ("x",))
     if name == "%laneid":
-        return ("tid", ("and", ("x",), 31))
+        return Tid("tid", ("and", ("x",), 31))
     for p in _UNIFORM_SREGS:
         if name == p or name.startswith(p + "."):
-            return ("sreg", name)
+            return SReg("sreg", name)
     if name.startswith("%tid") or name in ("%warpid", "%smid", "%clock", "%clock64", "%globaltimer"):
-        return ("opq", ("sreg", name))
+        return Opaque("opq", ("sreg", name))
     return None
 
 
@@ -860,10 +1020,10 @@ def _pnot(p: Value) -> Value:
         inner: Value = p[1]
         return inner
     if p[0] == "cmp":
-        return ("cmp", _NEGATE[p[1]], p[2], p[3])
+        return Cmp("cmp", _NEGATE[p[1]], p[2], p[3])
     if p[0] == "c":
-        return ("c", 0 if p[1] else 1)
-    return ("pnot", p)
+        return Const("c", 0 if p[1] else 1)
+    return PNot("pnot", p)
 
 
 def _cmp(cmp: str, a: Value, b: Value, ty: str | None = None) -> Value | None:
@@ -874,14 +1034,14 @@ def _cmp(cmp: str, a: Value, b: Value, ty: str | None = None) -> Value | None:
     if a is TOP or b is TOP:
         return None
     if a[0] == "c" and b[0] == "c":
-        return ("c", 1 if _CMP[cmp](a[1], b[1]) else 0)
+        return Const("c", 1 if _CMP[cmp](a[1], b[1]) else 0)
     if a[0] == "c" and b[0] != "c":
         a, b, cmp = b, a, _SWAP[cmp]
     if a[0] == "tid" and b[0] == "c":
         if ty is not None and ty[0] in "ub" and _may_be_negative(a[1]):
-            return ("tid", ("cmp", cmp, ("wrap", ty, a[1]), _wrap(b[1], ty)))
-        return ("tid", ("cmp", cmp, a[1], b[1]))
-    return ("cmp", cmp, a, b)
+            return Tid("tid", ("cmp", cmp, ("wrap", ty, a[1]), _wrap(b[1], ty)))
+        return Tid("tid", ("cmp", cmp, a[1], b[1]))
+    return Cmp("cmp", cmp, a, b)
 
 
 def _may_be_negative(e: tuple[Any, ...]) -> bool:
@@ -906,36 +1066,19 @@ def _may_be_negative(e: tuple[Any, ...]) -> bool:
 MAX_DEPTH = 12
 
 
-class _Op(tuple[Any, ...]):
-    """An ``("op", name, *args, depth)`` value that computes its hash once (hash-consing by structure: the same
-    operation on equal uniform inputs is an equal value, in whichever warp role computes it, and a deep chain is
-    hashed from its operands' kept hashes, not walked again at every dictionary lookup)."""
-
-    def __hash__(self) -> int:
-        d = self.__dict__
-        h: int | None = d.get("_h")
-        if h is None:
-            h = d["_h"] = tuple.__hash__(self)
-        return h
-
-    def __reduce__(self) -> tuple[type[_Op], tuple[tuple[Any, ...]]]:
-        """Pickled without its kept hash (a string's hash differs between processes)."""
-        return _Op, (tuple(self),)
-
-
 def _depth(v: Value) -> int:
     """The nesting depth of an ``("op", ...)`` value (its last item), 0 for any other value."""
     return int(v[-1]) if v[0] == "op" else 0
 
 
 def _generic(name: str, args: list[Value], idx: int) -> Value:
-    """``("op", name, *args, depth)`` (an ``_Op``) when every argument is a stable uniform value and the result is
+    """``("op", name, *args, depth)`` (an ``Op``) when every argument is a stable uniform value and the result is
     no deeper than ``MAX_DEPTH``, else an opaque value of definition ``idx``."""
     if all(a is not TOP and is_stable(a) and a[0] not in ("tid", "tmem") for a in args):
         d = 1 + max((_depth(a) for a in args), default=0)
         if d <= MAX_DEPTH:
-            return _Op(("op", name, *args, d))
-    return ("opq", idx)
+            return Op(("op", name, *args, d))
+    return Opaque("opq", idx)
 
 
 def _add(a: Value, b: Value, idx: int) -> Value:
@@ -961,54 +1104,54 @@ def _wrapped(v: Value, ty: str | None) -> Value:
     """Constant or constant set ``v`` as a register of type ``ty`` holds it (PTX ISA §5.2, §9.7.1.1: integer
     arithmetic wraps at the register's width): each candidate wrapped, a set of one collapsing to a constant."""
     if v[0] == "c":
-        return ("c", _wrap(v[1], ty))
+        return Const("c", _wrap(v[1], ty))
     vals = frozenset(_wrap(x, ty) for x in v[1])
-    return ("c", next(iter(vals))) if len(vals) == 1 else ("cs", vals)
+    return Const("c", next(iter(vals))) if len(vals) == 1 else ConstSet("cs", vals)
 
 
 def _binop(name: str, a: Value, b: Value, idx: int) -> Value:
     """``a name b`` (``add``, ``sub``, ``mul``, ``shl`` ...: the ``threadexpr.BIN`` operators) on two values."""
     if a is TOP or b is TOP:
-        return ("opq", idx)
+        return Opaque("opq", idx)
     ta, tb = a[0], b[0]
     if ta == "c" and tb == "c":
-        return ("c", _BIN[name](a[1], b[1]))
+        return Const("c", _BIN[name](a[1], b[1]))
     if (ta == "cs" or tb == "cs") and ta in ("c", "cs") and tb in ("c", "cs"):
         ca, cb = const_candidates(a), const_candidates(b)
         assert ca is not None and cb is not None  # both are constants or constant sets
         vals = frozenset(_BIN[name](x, y) for x in ca for y in cb)
         if len(vals) == 1:
-            return ("c", next(iter(vals)))
-        return ("cs", vals) if len(vals) <= MAX_SET else ("opq", idx)
+            return Const("c", next(iter(vals)))
+        return ConstSet("cs", vals) if len(vals) <= MAX_SET else Opaque("opq", idx)
     if name in ("add", "or") and ta == "c" and tb != "c":
         a, b, ta, tb = b, a, tb, ta
     if tb == "c":
         k = b[1]
         if ta == "sym" and name == "add":
-            return ("sym", a[1], a[2] + k)
+            return SymAddr("sym", a[1], a[2] + k)
         if ta == "sym" and name == "sub":
-            return ("sym", a[1], a[2] - k)
+            return SymAddr("sym", a[1], a[2] - k)
         if ta == "tmem" and name in ("add", "sub", "or"):
             kk = -k if name == "sub" else k
             return _tmem_add_const(a, kk)
         if ta == "tid":
-            return ("tid", (name, a[1], k))
+            return Tid("tid", (name, a[1], k))
         if k == 0 and name in ("add", "sub", "or", "xor", "shl", "shr"):
             return a
     if (ta, tb) in (("c", "tid"), ("tid", "tid")) and name in _BIN:
-        return ("tid", ("bin", name, ("k", a[1]) if ta == "c" else a[1], b[1]))
+        return Tid("tid", ("bin", name, ("k", a[1]) if ta == "c" else a[1], b[1]))
     if ta == "tmem" and tb == "tid" and name in ("add", "or"):
         return _tmem_add_tid(a, b[1])
     if tb == "tmem" and ta == "tid" and name in ("add", "or"):
         return _tmem_add_tid(b, a[1])
     if ta == "tmem" and name in ("add", "sub", "or"):
-        return ("tmem", a[1], None, None)  # still this allocation's address, at an unknown offset
+        return TmemAddr("tmem", a[1], None, None)  # still this allocation's address, at an unknown offset
     if tb == "tmem" and name in ("add", "or"):
-        return ("tmem", b[1], None, None)
+        return TmemAddr("tmem", b[1], None, None)
     if ta == "sym" and name in ("add", "sub"):
-        return ("symx", a[1])  # somewhere inside variable a[1], offset unknown
+        return SymInside("symx", a[1])  # somewhere inside variable a[1], offset unknown
     if tb == "sym" and name == "add":
-        return ("symx", b[1])
+        return SymInside("symx", b[1])
     if ta == "symx" and name in ("add", "sub", "and", "or"):
         return a
     moved = _reassociated(name, a, b, idx)
@@ -1037,11 +1180,11 @@ def _tmem_add_const(a: Value, k: int) -> Value:
     _, slot, col, lane = a
     if col is not None and isinstance(lane, int):
         packed = ((lane << 16) + col + k) & 0xFFFFFFFF
-        return ("tmem", slot, packed & 0xFFFF, packed >> 16)
+        return TmemAddr("tmem", slot, packed & 0xFFFF, packed >> 16)
     if col is not None and 0 <= col + k < 0x10000 and -0x10000 < k < 0x10000:
-        return ("tmem", slot, col + k, lane)
+        return TmemAddr("tmem", slot, col + k, lane)
     if col is None and -0x10000 < k < 0x10000:
-        return ("tmem", slot, None, lane)  # a column offset from an unknown column: the lane field stays
+        return TmemAddr("tmem", slot, None, lane)  # a column offset from an unknown column: the lane field stays
     ncol = (col + (k & 0xFFFF)) & 0xFFFF if col is not None else None
     dl = k >> 16
     nlane: object
@@ -1051,7 +1194,7 @@ def _tmem_add_const(a: Value, k: int) -> Value:
         nlane = lane
     else:
         nlane = ("add", lane, dl)
-    return ("tmem", slot, ncol, nlane)
+    return TmemAddr("tmem", slot, ncol, nlane)
 
 
 def _tmem_add_tid(a: Value, expr: tuple[Any, ...]) -> Value:
@@ -1069,5 +1212,5 @@ def _tmem_add_tid(a: Value, expr: tuple[Any, ...]) -> Value:
             nlane = ("add", add, lane)
         else:
             nlane = None
-        return ("tmem", slot, col, nlane)
-    return ("tmem", slot, None, None)
+        return TmemAddr("tmem", slot, col, nlane)
+    return TmemAddr("tmem", slot, None, None)
