@@ -1,7 +1,14 @@
 """Register values: reaching definitions and a flat-lattice abstract interpretation of each definition.
 
-Values are hashable tuples, so that two registers computed the same way compare equal (this is what lets a
-predicate recomputed from the same warp index correlate with the first one):
+Values are frozen, slotted classes, one per tag (``Const``, ``ConstSet``, ``SymAddr``, ``SymInside``, ``TmemAddr``,
+``Tid``, ``Param``, ``SReg``, ``Cmp``, ``PNot``, ``PAnd``, ``POr``, ``Opaque``, ``Top``; ``Op`` a tuple subclass
+that keeps its hash), read with ``match`` (``case Const(value=k):``) or ``type(v) is Const``.  Each is a
+``NamedTuple`` whose first field is its tag, so it compares and hashes as the tagged tuple of the table below: two
+registers computed the same way compare equal (this is what lets a predicate recomputed from the same warp index
+correlate with the first one), and sets and dictionaries keyed by values need no change.  Other domains stay plain
+tuples: the thread expressions inside ``Tid`` (``threadexpr``), the path facts of ``paths`` and ``threads``
+(``("regval", register, value)``, ``("phi", ...)``, ``("mem", ...)`` keys), ``lifecycle``'s property tuples and
+``tmem``'s ``("inst", index)`` slot keys.
 
 =====================================  ==========================================================================
 ``("c", v)``                            integer constant ``v``
