@@ -24,7 +24,8 @@ from functools import cached_property
 from tmemlint.analysis.cfg import CFG, build_cfg
 from tmemlint.analysis.threads import Expr, Facts, GuardOracle, WarpClass, thread_predicates
 from tmemlint.analysis.tmem import Slot, TmemSites, tmem_sites
-from tmemlint.analysis.values import TOP, Value, ValueAnalysis, _cmp, _pnot, is_stable, opaque_deps
+from tmemlint.analysis.values import (TOP, Cmp, Const, Op, PAnd, Param, PNot, POr, SymAddr, TmemAddr, Value,
+                                      ValueAnalysis, _cmp, _pnot, const, is_stable, opaque, opaque_deps)
 from tmemlint.ir import Address, Function, Instruction, Module, Operand, ParenList, Reg, Sym
 
 #: the call graph of a module's functions with bodies: caller name → the names of the functions it calls directly
@@ -226,7 +227,7 @@ def callee_slots(module: Module, fn: Function) -> frozenset[Slot]:
         for i in c.function.instructions:
             if i.family == "tcgen05.alloc":
                 slot = c.sites.slot_of[i.index]
-                if slot[0] == "sym":
+                if type(slot) is SymAddr:
                     out.add(slot)
     return frozenset(out)
 
@@ -268,10 +269,9 @@ def returned_value(callee: CalleeInfo) -> Value | None:
     v = next(iter(vals))
     if v is TOP:
         return None
-    if v[0] == "tmem" and v[1][0] == "sym" and isinstance(v[2], int) and isinstance(v[3], int):
-        return v
-    if v[0] in ("c", "sym"):
-        return v
+    match v:
+        case TmemAddr(slot=SymAddr(), col=int(), lane=int()) | Const() | SymAddr():
+            return v
     return None
 
 
@@ -353,34 +353,32 @@ class BoundOracle(GuardOracle):
 def _substitute(v: Value, binding: dict[str, Value], name: str) -> Value:
     """``v`` (a callee value) with its parameters replaced (``BoundOracle``), folded again where that makes a
     constant or a thread predicate."""
-    if v is TOP or not isinstance(v, tuple) or not v:
-        return v
-    tag = v[0]
-    if tag == "param":
-        b = binding.get(v[1], TOP) if v[2] == 0 else TOP
-        if b is not TOP and is_stable(b):
-            return b
-        return ("opq", ("arg", name, v[1], v[2]))
-    if tag == "cmp":
-        a, b = _substitute(v[2], binding, name), _substitute(v[3], binding, name)
-        if a is v[2] and b is v[3]:
-            return v
-        r = _cmp(v[1], a, b)
-        return r if r is not None else ("cmp", v[1], a, b)
-    if tag == "pnot":
-        a = _substitute(v[1], binding, name)
-        return v if a is v[1] else _pnot(a)
-    if tag in ("pand", "por"):
-        a, b = _substitute(v[1], binding, name), _substitute(v[2], binding, name)
-        if a is v[1] and b is v[2]:
-            return v
-        for x, y in ((a, b), (b, a)):
-            if x[0] == "c":
-                if tag == "pand":
-                    return y if x[1] else ("c", 0)
-                return ("c", 1) if x[1] else y
-        return (tag, a, b)
-    if tag == "op":
-        args = tuple(_substitute(x, binding, name) if isinstance(x, tuple) else x for x in v[2:])
-        return v if args == v[2:] else ("op", v[1]) + args
+    match v:
+        case Param(name=pname, offset=off):
+            b = binding.get(pname, TOP) if off == 0 else TOP
+            if b is not TOP and is_stable(b):
+                return b
+            return opaque(("arg", name, pname, off))
+        case Cmp(cmp=c, a=a0, b=b0):
+            a, b = _substitute(a0, binding, name), _substitute(b0, binding, name)
+            if a is a0 and b is b0:
+                return v
+            r = _cmp(c, a, b)
+            return r if r is not None else Cmp("cmp", c, a, b)
+        case PNot(p=p0):
+            a = _substitute(p0, binding, name)
+            return v if a is p0 else _pnot(a)
+        case PAnd(tag=tag, p=a0, q=b0) | POr(tag=tag, p=a0, q=b0):
+            a, b = _substitute(a0, binding, name), _substitute(b0, binding, name)
+            if a is a0 and b is b0:
+                return v
+            for x, y in ((a, b), (b, a)):
+                if type(x) is Const:
+                    if tag == "pand":
+                        return y if x.value else const(0)
+                    return const(1) if x.value else y
+            return PAnd("pand", a, b) if tag == "pand" else POr("por", a, b)
+        case Op(name=op):
+            args = tuple(_substitute(x, binding, name) for x in v[2:-1])
+            return v if args == v[2:-1] else Op(("op", op, *args, v.depth))
     return v

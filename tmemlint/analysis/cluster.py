@@ -20,15 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, cast
+from typing import cast
 
-from tmemlint.analysis.values import MAX_DEPTH, TOP, ValueAnalysis
+from tmemlint.analysis.values import (MAX_DEPTH, TOP, Cmp, Const, Op, Opaque, PAnd, PNot, POr, SReg, Value,
+                                      ValueAnalysis)
 from tmemlint.ir import Function, Reg
 from tmemlint.threadexpr import BIN, CMP
 
-Value = tuple[Any, ...]
-"""A ``ValueAnalysis`` value (still a tagged tuple: ``("c", 3)``, ``("sreg", "%ctaid.x")``, ``("op", "and", a, b,
-type)``, ...)."""
 Env = dict[str, int]
 """Special-register values of one CTA: ``{"%cluster_ctarank": 1, "%ctaid.x": 3, …}``."""
 Facts = frozenset[tuple[Value, bool]]
@@ -91,47 +89,45 @@ def evaluate(v: Value, env: Env) -> int | None:
     """``v`` (a ``ValueAnalysis`` value) with the special registers of ``env`` (``{"%cluster_ctarank": 3, …}``);
     None when it depends on anything else.  Also used for comparisons of the cluster's extents
     (``threads.cluster_truth``)."""
-    tag = v[0]
-    if tag == "c":
-        const: int = v[1]  # ("c", integer)
-        return const
-    if tag == "sreg":
-        return env.get(v[1])
-    if tag == "op" and v[1] == "bfe" and len(v) == 6:  # bit-field extract (PTX ISA §9.7.1.18), unsigned
-        a, pos, ln = (evaluate(x, env) for x in v[2:5])
-        if a is None or pos is None or ln is None:
-            return None
-        return (a >> pos) & ((1 << ln) - 1) if 0 <= pos < 64 and 0 <= ln <= 64 else None
-    if tag == "op" and v[1] in BIN and len(v) == 5:
-        a, b = evaluate(v[2], env), evaluate(v[3], env)
-        if a is None or b is None:
-            return None
-        try:
-            # BIN's lambdas are not annotated (threadexpr): every one maps two integers to an integer
-            return cast("Callable[[int, int], int]", BIN[v[1]])(a, b)
-        except (ZeroDivisionError, ValueError, OverflowError):
-            return None
-    if tag == "cmp":
-        a, b = evaluate(v[2], env), evaluate(v[3], env)
-        return None if a is None or b is None else int(CMP[v[1]](a, b))
-    if tag == "pnot":
-        a = evaluate(v[1], env)
-        return None if a is None else int(not a)
-    if tag in ("pand", "por"):
-        a, b = evaluate(v[1], env), evaluate(v[2], env)
-        if a is None or b is None:
-            return None
-        return int(bool(a) and bool(b)) if tag == "pand" else int(bool(a) or bool(b))
+    match v:
+        case Const(value=k):
+            return k
+        case SReg(name=sreg):
+            return env.get(sreg)
+        case Op(name="bfe", args=(x, p, n)):  # bit-field extract (PTX ISA §9.7.1.18), unsigned
+            a, pos, ln = evaluate(x, env), evaluate(p, env), evaluate(n, env)
+            if a is None or pos is None or ln is None:
+                return None
+            return (a >> pos) & ((1 << ln) - 1) if 0 <= pos < 64 and 0 <= ln <= 64 else None
+        case Op(name=op, args=(x, y)) if op in BIN:
+            a, b = evaluate(x, env), evaluate(y, env)
+            if a is None or b is None:
+                return None
+            try:
+                # BIN's lambdas are not annotated (threadexpr): every one maps two integers to an integer
+                return cast("Callable[[int, int], int]", BIN[op])(a, b)
+            except (ZeroDivisionError, ValueError, OverflowError):
+                return None
+        case Cmp(cmp=c, a=x, b=y):
+            a, b = evaluate(x, env), evaluate(y, env)
+            return None if a is None or b is None else int(CMP[c](a, b))
+        case PNot(p=x):
+            a = evaluate(x, env)
+            return None if a is None else int(not a)
+        case PAnd(tag=tag, p=x, q=y) | POr(tag=tag, p=x, q=y):
+            a, b = evaluate(x, env), evaluate(y, env)
+            if a is None or b is None:
+                return None
+            return int(bool(a) and bool(b)) if tag == "pand" else int(bool(a) or bool(b))
     return None
-
 
 def mentions_identity(v: object, depth: int = 0, sregs: tuple[str, ...] = IDENTITY_SREGS) -> bool:
     """Whether value ``v`` is computed from a CTA-identity special register (at any depth of its tuple); ``sregs``:
     which ones count (``CTA_IDENTITY_SREGS``: only those that tell the CTAs of one cluster apart)."""
     if v is TOP or depth > 2 * MAX_DEPTH or not isinstance(v, tuple) or not v:  # an op chain, then predicates
         return False
-    if v[0] == "sreg":
-        return isinstance(v[1], str) and _is_identity(v[1], sregs)
+    if type(v) is SReg:
+        return isinstance(v.name, str) and _is_identity(v.name, sregs)
     return any(mentions_identity(x, depth + 1, sregs) for x in v[1:] if isinstance(x, tuple))
 
 
@@ -165,8 +161,8 @@ class PairRoles:
         out = False
         if v[0] == "phi":
             out = any(self._from_identity(va.def_value.get((d, v[1]), TOP), depth + 1) for d in v[2])
-        elif v[0] == "opq":
-            d = v[1][0] if isinstance(v[1], tuple) and v[1] and isinstance(v[1][0], int) else v[1]
+        elif type(v) is Opaque:
+            d = v.d[0] if isinstance(v.d, tuple) and v.d and isinstance(v.d[0], int) else v.d
             if isinstance(d, int) and 0 <= d < len(va.insts):
                 inst = va.insts[d]
                 for o in inst.operands[1:]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TypeVar
 from tmemlint.analysis import digraph
 from tmemlint.analysis.cfg import ABORT, ENTRY, EXIT, Node
 from tmemlint.analysis.threads import normalize
-from tmemlint.analysis.values import TOP, used_regs
+from tmemlint.analysis.values import TOP, Const, Tid, used_regs
 from tmemlint.ir import Instruction, Operand, Reg
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -71,9 +71,9 @@ def _lane_varying(ctx: "FunctionContext", inst: Instruction, reg: Reg) -> bool:
     if v is TOP:
         return False
     key = normalize(v)[0]
-    if key[0] != "tid":
+    if type(key) is not Tid:
         return False
-    return any(k.decide(key[1]) is None for k in ctx.threads.classes)
+    return any(k.decide(key.expr) is None for k in ctx.threads.classes)
 
 
 def _decided(ctx: "FunctionContext", inst: Instruction, reg: Reg, klass: "WarpClass") -> bool | None:
@@ -84,7 +84,7 @@ def _decided(ctx: "FunctionContext", inst: Instruction, reg: Reg, klass: "WarpCl
         return None
     positive, pol = normalize(v)  # the positive form and whether v is it (True) or its negation
     key = positive
-    d = klass.decide(key[1]) if key[0] == "tid" else None
+    d = klass.decide(key.expr) if type(key) is Tid else None
     return d if d is None or pol else not d
 
 
@@ -340,7 +340,7 @@ def _const(ctx: "FunctionContext", inst: Instruction, op: Operand) -> int | None
     """The integer value of operand ``op`` of ``inst`` when the value analysis knows it (an immediate, or a register
     set to a constant: nvcc's ``mov.b32 %r1114, -1`` before ``vote.sync.ballot.b32 %r68, %p118, %r1114``)."""
     v = ctx.values.value(inst, op)
-    return v[1] if v is not TOP and v[0] == "c" and isinstance(v[1], int) else None
+    return v.value if type(v) is Const and isinstance(v.value, int) else None
 
 
 def _warp_reduction_operands(ctx: "FunctionContext", inst: Instruction) -> tuple[list[Operand], Operand | None] | None:

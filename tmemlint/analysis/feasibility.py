@@ -36,7 +36,8 @@ from typing import Any
 from tmemlint.analysis import digraph
 from tmemlint.analysis.cfg import CFG, ENTRY, Node
 from tmemlint.analysis.threads import Facts, GuardOracle, normalize
-from tmemlint.analysis.values import TOP, Value, ValueAnalysis, _int_type, opaque_deps
+from tmemlint.analysis.values import (TOP, Cmp, Const, Op, Opaque, PAnd, PNot, POr, Value, ValueAnalysis, _int_type,
+                                      opaque, opaque_deps)
 from tmemlint.ir import Imm, Instruction, Reg
 
 #: Solver time per query (milliseconds); a query that runs out answers "unknown".  A backstop: ``RLIMIT`` binds
@@ -224,9 +225,9 @@ class Feasibility:
             if not (type(a) is Reg and a.name == reg):
                 continue
             k = self.va.value(s, b)
-            if k is TOP or k[0] != "c":
+            if type(k) is not Const:
                 continue
-            delta = int(k[1]) if s.op == "add" else -int(k[1])
+            delta = int(k.value) if s.op == "add" else -int(k.value)
             blk = self.cfg.blocks.get(latch) if isinstance(latch, int) else None
             if blk is None or not blk.instructions:
                 continue
@@ -283,7 +284,7 @@ class Feasibility:
                 if inst.op != "setp" or not inst.operands or type(inst.operands[0]) is not Reg:
                     continue
                 v = self.va.def_value.get((inst.index, inst.operands[0].name))
-                if v is None or v is TOP or v[0] != "cmp":
+                if type(v) is not Cmp:
                     continue
                 k = normalize(v)[0]
                 ty = _int_type(inst)
@@ -330,17 +331,15 @@ class Feasibility:
             return self._fit(qy.subst[v], w)
         if v is TOP or depth > _MAX_DEPTH:
             return self._var(None, w)
-        tag = v[0]
-        if tag == "c" and isinstance(v[1], int):
-            return z3.BitVecVal(v[1] % (1 << w), w)
-        if tag == "opq" and isinstance(v[1], int) and 0 <= v[1] < len(self.insts) and self._allowed(v[1], qy):
-            t = self._expand(self.insts[v[1]], qy, depth + 1)
-            if t is not None:
-                return self._fit(t, w)
-        if tag == "op" and len(v) >= 4 and v[1] in ("add", "sub", "mul", "and", "or", "xor", "shl", "shr"):
-            xs = [self._term(a, w, qy, depth + 1) for a in v[2:-1]]
-            if len(xs) == 2:
-                return _arith(z3, str(v[1]), xs[0], xs[1], False)
+        match v:
+            case Const(value=int() as k):
+                return z3.BitVecVal(k % (1 << w), w)
+            case Opaque(d=int() as d) if 0 <= d < len(self.insts) and self._allowed(d, qy):
+                t = self._expand(self.insts[d], qy, depth + 1)
+                if t is not None:
+                    return self._fit(t, w)
+            case Op(name="add" | "sub" | "mul" | "and" | "or" | "xor" | "shl" | "shr" as op, args=(x, y)):
+                return _arith(z3, op, self._term(x, w, qy, depth + 1), self._term(y, w, qy, depth + 1), False)
         return self._var(v, w, qy)
 
     def _operand(self, inst: Instruction, k: int, w: int, qy: _Query, depth: int) -> Any:
@@ -358,8 +357,8 @@ class Feasibility:
             v = self.va.value(inst, o)
             if v is TOP:
                 return self._var(None, w)
-            if v[0] == "opq" and isinstance(v[1], int) and self._in_any_loop(v[1]) and not self._dominates(
-                    v[1], inst.index):
+            if type(v) is Opaque and isinstance(v.d, int) and self._in_any_loop(v.d) and not self._dominates(
+                    v.d, inst.index):
                 return self._var(v, w, qy)  # a previous iteration's value
             return self._term(v, w, qy, depth, inst.index)
         return self._var(None, w)
@@ -398,7 +397,7 @@ class Feasibility:
         x = z3.BitVec(f"iv_{iv.reg}_{iv.step}", iv.width)
         if iv.reg not in qy.inductions and not qy.previous:
             qy.inductions.add(iv.reg)
-            side = _Query(iv.branch, subst={("opq", iv.step): x}, previous=True)
+            side = _Query(iv.branch, subst={opaque(iv.step): x}, previous=True)
             side.inductions.add(iv.reg)
             init = self._init_term(iv, side)
             test = self._back_test(iv, side)
@@ -430,29 +429,29 @@ class Feasibility:
         z3 = self._solver()
         if v is TOP or depth > _MAX_DEPTH:
             return None
-        tag = v[0]
-        if tag == "c":
-            return z3.BoolVal(bool(v[1]))
-        if tag == "pnot":
-            t = self._pred(v[1], qy, depth + 1)
-            return None if t is None else z3.Not(t)
-        if tag in ("pand", "por"):
-            a, b = self._pred(v[1], qy, depth + 1), self._pred(v[2], qy, depth + 1)
-            if a is None or b is None:
-                return None
-            return z3.And(a, b) if tag == "pand" else z3.Or(a, b)
+        match v:
+            case Const(value=k):
+                return z3.BoolVal(bool(k))
+            case PNot(p=p):
+                t = self._pred(p, qy, depth + 1)
+                return None if t is None else z3.Not(t)
+            case PAnd(tag=tag, p=p, q=q) | POr(tag=tag, p=p, q=q):
+                a, b = self._pred(p, qy, depth + 1), self._pred(q, qy, depth + 1)
+                if a is None or b is None:
+                    return None
+                return z3.And(a, b) if tag == "pand" else z3.Or(a, b)
         key, pol = normalize(v)
-        if key[0] == "cmp" and len(key) == 4:
+        if type(key) is Cmp:
             ty = self._cmp_type(key)
             if ty is None:
                 return None
             w = int(ty[1:])
-            t = _compare(z3, str(key[1]), self._term(key[2], w, qy, depth + 1),
-                         self._term(key[3], w, qy, depth + 1), ty[0] == "s")
+            t = _compare(z3, str(key.cmp), self._term(key.a, w, qy, depth + 1),
+                         self._term(key.b, w, qy, depth + 1), ty[0] == "s")
             return t if pol else z3.Not(t)
-        if key[0] == "opq" and isinstance(key[1], int) and 0 <= key[1] < len(self.insts):
-            inst = self.insts[key[1]]
-            if inst.op == "setp" and self._allowed(key[1], qy):
+        if type(key) is Opaque and isinstance(key.d, int) and 0 <= key.d < len(self.insts):
+            inst = self.insts[key.d]
+            if inst.op == "setp" and self._allowed(key.d, qy):
                 e = self._expand(inst, qy, depth + 1)
                 if e is not None:
                     t = e == z3.BitVecVal(1, 1)
@@ -600,7 +599,7 @@ class Feasibility:
         self._count(queries=1)
         try:
             x = z3.BitVec(f"iv_{iv.reg}_{iv.step}", iv.width)
-            qy = _Query(iv.branch, subst={("opq", iv.step): x}, previous=True)
+            qy = _Query(iv.branch, subst={opaque(iv.step): x}, previous=True)
             qy.inductions.add(iv.reg)
             init = z3.simplify(self._init_term(iv, qy))
             test = self._back_test(iv, qy)

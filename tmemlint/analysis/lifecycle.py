@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, cast
 from tmemlint.analysis.calls import BoundOracle, CalleeInfo, call_binding, lifecycle_calls, portable_facts
 from tmemlint.analysis.paths import Branches, BudgetExceeded, ExitState, FactKey, Facts, Observe, PropertySimulation
 from tmemlint.analysis.tmem import Slot, first_operand_value
-from tmemlint.analysis.values import TOP, Value, ValueAnalysis
+from tmemlint.analysis.values import TOP, Const, PAnd, Param, PNot, POr, SymAddr, TmemAddr, Value, ValueAnalysis
 from tmemlint.analysis.threads import (WarpClass, cross_warp_facts, is_lane_fact, kleene, min_warps_on_path, normalize,
                                       undecidable_pair, warp_chosen)
 from tmemlint.ir import Instruction
@@ -245,12 +245,12 @@ class Lifecycle:
     def _callee_slot(self, inst: Instruction, callee: CalleeInfo, binding: Binding) -> Slot:
         """The slot a callee's alloc writes: its own symbol, or the caller's argument it loads the address from."""
         slot = callee.sites.slot_of[inst.index]
-        if slot[0] == "sym":
+        if type(slot) is SymAddr:
             return slot
         v = first_operand_value(callee.values, inst)
-        if v is not TOP and v[0] == "param":
-            b = binding.get(v[1], TOP)
-            if isinstance(b, tuple) and b is not TOP and b[0] == "sym" and v[2] == 0:  # values are tuples
+        if type(v) is Param and v.offset == 0:
+            b = binding.get(v.name, TOP)
+            if type(b) is SymAddr:
                 return b
         return ("inst", (callee.function.name, inst.index))
 
@@ -261,10 +261,10 @@ class Lifecycle:
         if slot is not None:
             return slot
         v = first_operand_value(callee.values, inst)
-        if v is not TOP and v[0] == "param" and v[2] == 0:
-            b = binding.get(v[1], TOP)
-            if isinstance(b, tuple) and b is not TOP and b[0] == "tmem":  # ("tmem", slot, col, lane)
-                freed: Slot = b[1]
+        if type(v) is Param and v.offset == 0:
+            b = binding.get(v.name, TOP)
+            if type(b) is TmemAddr:
+                freed: Slot = b.slot
                 return freed
         return None
 
@@ -272,10 +272,10 @@ class Lifecycle:
         n = callee.sites.ncols.get(inst.index)
         if n is None and len(inst.operands) > 1:
             v = callee.values.value(inst, inst.operands[1])
-            if v is not TOP and v[0] == "param" and v[2] == 0:
-                b = binding.get(v[1], TOP)
-                if isinstance(b, tuple) and b is not TOP and b[0] == "c":
-                    n = b[1]
+            if type(v) is Param and v.offset == 0:
+                b = binding.get(v.name, TOP)
+                if type(b) is Const:
+                    n = b.value
         return n
 
     def _callee_transfer(self, prop: Prop, inst: Instruction, callee: CalleeInfo, binding: Binding,
@@ -484,7 +484,7 @@ def _merge_facts(acc: MergedFacts, facts: Facts) -> MergedFacts | None:
             if out is acc:
                 out = dict(acc)
             out[key] = val
-            if key[0] in ("por", "pand"):
+            if type(key) is POr or type(key) is PAnd:
                 out[_COMPOUND] = out.get(_COMPOUND, ()) + (key,)
                 compound = True
         elif have != val:
@@ -499,14 +499,14 @@ def _merge_facts(acc: MergedFacts, facts: Facts) -> MergedFacts | None:
 
 def _decided(p: FactKey, facts: MergedFacts) -> bool | None:
     """The value of predicate ``p`` that the atomic ``facts`` (key → value) decide, or None."""
-    tag = p[0] if isinstance(p, tuple) and p else None
-    if tag == "c":
-        return bool(p[1] != 0)
-    if tag == "pnot":
-        v = _decided(p[1], facts)
-        return None if v is None else not v
-    if tag in ("por", "pand"):
-        return kleene(tag, _decided(p[1], facts), _decided(p[2], facts))
+    match p:
+        case Const(value=k):
+            return bool(k != 0)
+        case PNot(p=q):
+            v = _decided(q, facts)
+            return None if v is None else not v
+        case PAnd(tag=tag, p=a, q=b) | POr(tag=tag, p=a, q=b):
+            return kleene(tag, _decided(a, facts), _decided(b, facts))
     key, pol = normalize(p)
     have = facts.get(key)
     return None if have is None else bool(have == pol)

@@ -23,7 +23,7 @@ from mypy_extensions import mypyc_attr
 from tmemlint.analysis.cfg import CFG, EXIT, Node
 from tmemlint.analysis.feasibility import Feasibility
 from tmemlint.analysis.threads import GuardOracle, WarpClass
-from tmemlint.analysis.values import TOP, ValueAnalysis
+from tmemlint.analysis.values import Const, Tid, ValueAnalysis
 from tmemlint.ir import Guard, Instruction
 from tmemlint.threadexpr import eval_tid
 
@@ -154,7 +154,7 @@ class PropertySimulation:
         keep = frozenset(f for f in facts if not (f[0][0] == "regval" and f[0][1] in names))
         for n in names:
             v = self.va.def_value.get((inst.index, n))
-            if v is not None and v[0] in ("c", "tid"):
+            if type(v) is Const or type(v) is Tid:
                 keep = keep | {(("regval", n, v), True)}
         return keep
 
@@ -223,16 +223,14 @@ class PropertySimulation:
         if not inst.operands:
             return None
         v = self.va.value(inst, inst.operands[0])
-        if v is TOP:
-            return None
-        if v[0] == "c":
-            return {v[1]}
-        if v[0] != "tid":
+        if type(v) is Const:
+            return {v.value}
+        if type(v) is not Tid:
             return None
         vals: set[int] = set()
         for w in self.oracle.klass.warps:
             lo = 32 * w
-            vals.update(eval_tid(v[1], range(lo, min(lo + 32, self.oracle.klass.n_threads))))
+            vals.update(eval_tid(v.expr, range(lo, min(lo + 32, self.oracle.klass.n_threads))))
         return vals
 
     def run(self) -> list[ExitState]:

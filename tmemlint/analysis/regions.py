@@ -31,7 +31,8 @@ from tmemlint.analysis.idesc import (A_TMEM_COLUMNS, BLOCK_SCALED_KINDS, SCALE_C
                                      cp_lanes, decode_idesc, ld_st_columns, ld_st_lanes, ld_st_registers, mma_kind)
 from tmemlint.analysis.localmem import LocalMemory
 from tmemlint.analysis.tmem import Slot
-from tmemlint.analysis.values import TOP, ValueAnalysis
+from tmemlint.analysis.values import Const, Tid, ValueAnalysis
+from tmemlint.analysis.values import TmemAddr as TmemValue
 from tmemlint.ir import Address, Imm, Instruction, Operand, Reg, Sym, Vec
 from tmemlint.threadexpr import eval_tid
 
@@ -345,14 +346,13 @@ class AddressSets:
     def _transfer(self, inst: Instruction, name: str) -> AbsVal:
         va = self.va
         v = va.def_value.get((inst.index, name))
-        if v is not None and v is not TOP:
-            tag = v[0]
-            if tag == "c":
-                return frozenset({v[1] & _MASK})
-            if tag == "tmem" and isinstance(v[2], int) and isinstance(v[3], int):
-                return TmemAddr(v[1], frozenset({((v[3] << 16) + v[2]) & _MASK}))
-            if tag == "tid":
-                s = self._tid_set(v[1])
+        match v:
+            case Const(value=k):
+                return frozenset({k & _MASK})
+            case TmemValue(slot=slot, col=int() as col, lane=int() as lane):
+                return TmemAddr(slot, frozenset({((lane << 16) + col) & _MASK}))
+            case Tid(expr=e):
+                s = self._tid_set(e)
                 if s is not None:
                     return s
         ops = inst.operands
@@ -730,8 +730,8 @@ def known_idesc(inst: Instruction, k: int, va: ValueAnalysis, sets: AddressSets)
         return None
     o = inst.operands[k]
     iv = va.value(inst, o)
-    if iv is not TOP and iv[0] == "c":
-        return frozenset({iv[1] & _MASK}), 0
+    if type(iv) is Const:
+        return frozenset({iv.value & _MASK}), 0
     vals = sets.integers(inst, k)
     if vals:
         return vals, 0
@@ -847,7 +847,7 @@ def collect_accesses(insts: list[Instruction], va: ValueAnalysis, sets: AddressS
             ei = ix.get("enable-input-d")
             if ei is not None:
                 ev = va.value(inst, inst.operands[ei])
-                if ev is not TOP and ev[0] == "c" and ev[1] == 0:
+                if type(ev) is Const and ev.value == 0:
                     accumulate = False
             lanes, cols = (accumulator_footprint(desc, cg, inst.has("ws")) if desc and desc.n else (None, None))
             dfmt = desc.d_format if desc else None

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tmemlint.analysis.values import TOP, ValueAnalysis, defined_regs
+from tmemlint.analysis.values import Const, SymAddr, SymInside, ValueAnalysis, defined_regs
 from tmemlint.ir import Address, Imm, Instruction, Operand, Reg, Sym
 
 #: tcgen05 operations that read or write TMEM asynchronously (reference §3).
@@ -82,10 +82,11 @@ def barrier_key(values: ValueAnalysis, inst: Instruction, operand: int) -> Barri
     CTA: its value a shared variable at a byte offset (``("sym", name, offset)``), at an unknown offset
     (``"symx"``), or unknown."""
     v = values.value(inst, inst.operands[operand])
-    if v is not TOP and v[0] == "sym":
-        return BarrierKey("mbar", (v[1], v[2]))
-    if v is not TOP and v[0] == "symx":
-        return BarrierKey("mbar", (v[1], None))
+    match v:
+        case SymAddr(name=name, offset=off):
+            return BarrierKey("mbar", (name, off))
+        case SymInside(name=name):
+            return BarrierKey("mbar", (name, None))
     return BarrierKey("mbar", None)
 
 
@@ -393,7 +394,7 @@ def _const(values: ValueAnalysis, inst: Instruction, k: int) -> int | None:
     if len(inst.operands) <= k:
         return None
     v = values.value(inst, inst.operands[k])
-    return v[1] if v is not TOP and v[0] == "c" and isinstance(v[1], int) else None
+    return v.value if type(v) is Const and isinstance(v.value, int) else None
 
 
 def _qualifier(parts: tuple[str, ...], among: tuple[str, ...]) -> str | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tmemlint.analysis.values import TOP, ValueAnalysis
+from tmemlint.analysis.values import TOP, Cmp, Const, SymAddr, TmemAddr, ValueAnalysis
 from tmemlint.ir import Function, Instruction
 
 #: TMEM geometry per CTA on sm_100a (PTX ISA §9.7.16.2.1): 128 lanes x 512 columns of 32-bit cells.
@@ -54,7 +54,7 @@ def const_value(va: ValueAnalysis, inst: Instruction, k: int) -> int | None:
     if k >= len(inst.operands):
         return None
     v = va.value(inst, inst.operands[k])
-    return v[1] if v is not TOP and v[0] == "c" else None
+    return v.value if type(v) is Const else None
 
 
 def trap_checked_bases(fn: Function, va: ValueAnalysis) -> set[int]:
@@ -71,10 +71,10 @@ def trap_checked_bases(fn: Function, va: ValueAnalysis) -> set[int]:
         if inst.op == "bra" and not (inst.index + 1 < len(insts) and insts[inst.index + 1].op == "trap"):
             continue
         v = va.reg_value(inst, inst.guard.reg)
-        if v is not TOP and v[0] == "cmp" and v[1] in ("eq", "ne"):
-            for a, b in ((v[2], v[3]), (v[3], v[2])):
-                if a is not TOP and a[0] == "tmem" and b is not TOP and b[0] == "c":
-                    out.add(b[1])
+        if type(v) is Cmp and v.cmp in ("eq", "ne"):
+            for a, b in ((v.a, v.b), (v.b, v.a)):
+                if type(a) is TmemAddr and type(b) is Const:
+                    out.add(b.value)
     return out
 
 
@@ -93,14 +93,14 @@ def tmem_sites(fn: Function, va: ValueAnalysis) -> TmemSites:
         if fam == "tcgen05.alloc":
             s.allocs.append(inst)
             v = first_operand_value(va, inst)
-            s.slot_of[inst.index] = v if (v is not TOP and v[0] == "sym") else ("inst", inst.index)
+            s.slot_of[inst.index] = v if type(v) is SymAddr else ("inst", inst.index)
             s.ncols[inst.index] = const_value(va, inst, 1)
         elif fam == "tcgen05.dealloc":
             s.deallocs.append(inst)
             v = first_operand_value(va, inst)
-            if v is not TOP and v[0] == "tmem":
-                s.freed_slot[inst.index] = v[1]
-                s.freed_col[inst.index] = v[2]
+            if type(v) is TmemAddr:
+                s.freed_slot[inst.index] = v.slot
+                s.freed_col[inst.index] = v.col
             else:
                 s.freed_slot[inst.index] = None
                 s.freed_col[inst.index] = None
@@ -113,7 +113,7 @@ def tmem_sites(fn: Function, va: ValueAnalysis) -> TmemSites:
         known = any(s.ncols.get(a.index) == TMEM_COLUMNS for a in s.allocs) or trap_checked_bases(fn, va)
         for d in constant_frees:
             v = first_operand_value(va, d)
-            if known and v is not TOP and v[0] == "c":
+            if known and type(v) is Const:
                 s.freed_slot[d.index] = next(iter(slots))
-                s.freed_col[d.index] = v[1] & 0xFFFF
+                s.freed_col[d.index] = v.value & 0xFFFF
     return s

@@ -1,7 +1,14 @@
 """Register values: reaching definitions and a flat-lattice abstract interpretation of each definition.
 
-Values are hashable tuples, so that two registers computed the same way compare equal (this is what lets a
-predicate recomputed from the same warp index correlate with the first one):
+Values are frozen, slotted classes, one per tag (``Const``, ``ConstSet``, ``SymAddr``, ``SymInside``, ``TmemAddr``,
+``Tid``, ``Param``, ``SReg``, ``Cmp``, ``PNot``, ``PAnd``, ``POr``, ``Opaque``, ``Top``; ``Op`` a tuple subclass
+that keeps its hash), read with ``match`` (``case Const(value=k):``) or ``type(v) is Const``.  Each is a
+``NamedTuple`` whose first field is its tag, so it compares and hashes as the tagged tuple of the table below: two
+registers computed the same way compare equal (this is what lets a predicate recomputed from the same warp index
+correlate with the first one), and sets and dictionaries keyed by values need no change.  Other domains stay plain
+tuples: the thread expressions inside ``Tid`` (``threadexpr``), the path facts of ``paths`` and ``threads``
+(``("regval", register, value)``, ``("phi", ...)``, ``("mem", ...)`` keys), ``lifecycle``'s property tuples and
+``tmem``'s ``("inst", index)`` slot keys.
 
 =====================================  ==========================================================================
 ``("c", v)``                            integer constant ``v``
@@ -34,7 +41,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Union, cast
 
 from mypy_extensions import mypyc_attr
 
@@ -46,12 +53,174 @@ _BIN = cast("dict[str, Callable[[int, int], int]]", BIN)  # threadexpr's integer
 if TYPE_CHECKING:  # pragma: no cover - the CFG is built by whoever analyses a function body
     from tmemlint.analysis.cfg import CFG
 
-Value = tuple[Any, ...]
-"""A value of the domain: a tuple whose first item is its tag (the table above).  The items after the tag are
-kept as ``Any``: the tuples are built and taken apart by index in this module and in ``threads``, ``order`` and
-``regions`` (``v[0] == "tid"`` tests), so one precise type per tag is for when all of them read it with ``match``."""
+class Const(NamedTuple):
+    """``("c", value)``: the integer constant ``value``."""
+    tag: Literal["c"]
+    value: int
 
-TOP: Value = ("top",)
+
+class ConstSet(NamedTuple):
+    """``("cs", values)``: one of a few integer constants (at most ``MAX_SET``)."""
+    tag: Literal["cs"]
+    values: frozenset[int]
+
+
+class SymAddr(NamedTuple):
+    """``("sym", name, offset)``: the address of variable ``name`` plus ``offset`` bytes (any state space)."""
+    tag: Literal["sym"]
+    name: str
+    offset: int
+
+
+class SymInside(NamedTuple):
+    """``("symx", name)``: an address inside variable ``name`` at an unknown offset."""
+    tag: Literal["symx"]
+    name: str
+
+
+class TmemAddr(NamedTuple):
+    """``("tmem", slot, col, lane)``: a TMEM address (PTX ISA §9.7.16.2: lane in bits 31-16, column in bits 15-0)
+    loaded from allocation slot ``slot`` plus column offset ``col`` (columns; None: unknown) and lane offset
+    ``lane`` (lanes: an int, a thread expression, or None: unknown)."""
+    tag: Literal["tmem"]
+    slot: Value
+    col: int | None
+    lane: Any
+
+
+class Tid(NamedTuple):
+    """``("tid", expr)``: a function of ``%tid.x`` given by the thread expression tree ``expr`` (``eval_tid``;
+    a tuple of its own domain, not a ``Value``)."""
+    tag: Literal["tid"]
+    expr: tuple[Any, ...]
+
+
+class Param(NamedTuple):
+    """``("param", name, offset)``: the value loaded from the function's own parameter ``name`` at ``offset``
+    bytes (a kernel's: the same for the whole grid)."""
+    tag: Literal["param"]
+    name: str
+    offset: int
+
+
+class SReg(NamedTuple):
+    """``("sreg", name)``: a special register uniform across the CTA (``%ctaid.x`` ...)."""
+    tag: Literal["sreg"]
+    name: str
+
+
+class Cmp(NamedTuple):
+    """``("cmp", cmp, a, b)``: the predicate ``a cmp b`` (``cmp`` a ``setp`` comparison: ``lt``, ``hs`` ...)."""
+    tag: Literal["cmp"]
+    cmp: str
+    a: Value
+    b: Value
+
+
+class PNot(NamedTuple):
+    """``("pnot", p)``: the negation of predicate ``p``."""
+    tag: Literal["pnot"]
+    p: Value
+
+
+class PAnd(NamedTuple):
+    """``("pand", p, q)``: predicate ``p and q``."""
+    tag: Literal["pand"]
+    p: Value
+    q: Value
+
+
+class POr(NamedTuple):
+    """``("por", p, q)``: predicate ``p or q``."""
+    tag: Literal["por"]
+    p: Value
+    q: Value
+
+
+class Opaque(NamedTuple):
+    """``("opq", d)``: an unknown value produced by definition ``d`` (an instruction index, or a tuple naming a
+    register: ``("in", name)``, ``(index, name)``, ``("sreg", name)``, ``("arg", ...)``)."""
+    tag: Literal["opq"]
+    d: Any
+
+
+class Top(NamedTuple):
+    """``("top",)``: several reaching definitions disagree.  One instance, ``TOP`` (tested with ``is``; pickled
+    by name, so it stays that instance)."""
+    tag: Literal["top"]
+
+    def __reduce__(self) -> str:
+        return "TOP"
+
+
+@mypyc_attr(native_class=False)  # mypyc compiles no subclass of a built-in type (hatch_build.py)
+class Op(tuple[Any, ...]):
+    """``("op", name, *args, depth)``: operation ``name`` on the stable uniform values ``args`` (kept symbolic so
+    that equal computations compare equal), ``depth`` its nesting depth (at most ``MAX_DEPTH``).  A tuple of
+    variable length, not a ``NamedTuple``: it computes its hash once (hash-consing by structure: the same operation
+    on equal uniform inputs is an equal value, in whichever warp role computes it, and a deep chain is hashed from
+    its operands' kept hashes, not walked again at every dictionary lookup), so it has a ``__dict__`` for that
+    hash; read it with ``case Op(name, args, depth)``."""
+
+    __match_args__ = ("name", "args", "depth")
+
+    @property
+    def tag(self) -> Literal["op"]:
+        return "op"
+
+    @property
+    def name(self) -> str:
+        n: str = self[1]
+        return n
+
+    @property
+    def args(self) -> tuple[Value, ...]:
+        return tuple(self[2:-1])
+
+    @property
+    def depth(self) -> int:
+        d: int = self[-1]
+        return d
+
+    def __hash__(self) -> int:
+        d = self.__dict__
+        h: int | None = d.get("_h")
+        if h is None:
+            h = d["_h"] = tuple.__hash__(self)
+        return h
+
+    def __reduce__(self) -> tuple[type[Op], tuple[tuple[Any, ...]]]:
+        """Pickled without its kept hash (a string's hash differs between processes)."""
+        return Op, (tuple(self),)
+
+
+TypedValue = Union[Const, ConstSet, SymAddr, SymInside, TmemAddr, Tid, Param, SReg, Cmp, PNot, PAnd, POr, Opaque, Top,
+                   Op]
+"""A value of the domain: one class per tag (the table above), each a tuple whose first item is its tag, so that
+values compare and hash as the tagged tuples they were (``Param`` and ``SymAddr`` stay apart; a value is a key of
+sets and dictionaries, and a plain tagged tuple built elsewhere still equals its typed twin).  Thread expressions
+(``Tid.expr``) and ``paths``' ``("regval", ...)`` fact keys are other domains, still plain tuples."""
+
+Value = tuple[Any, ...]
+"""The type values are declared with while readers move to ``match`` (issue 24 item 2): every class of
+``TypedValue`` is one.  It becomes ``TypedValue`` when no module reads a value by index any more (with the union,
+``mypy --strict`` still reports some 400 index reads in 12 modules)."""
+
+TOP: Top = Top("top")
+
+
+_CONSTS = (Const, ConstSet)
+
+
+def const(k: int) -> Const:
+    """The constant ``k``."""
+    return Const("c", k)
+
+
+def opaque(d: object) -> Opaque:
+    """The unknown value of definition ``d``."""
+    return Opaque("opq", d)
+
 
 # Opcodes whose first operand is not a register definition.
 _NO_DEF = {
@@ -167,18 +336,18 @@ _ARITH = {"add": "add", "sub": "sub", "mul": "mul", "shl": "shl", "shr": "shr", 
 @lru_cache(maxsize=1 << 16)
 def is_stable(v: Value) -> bool:
     """Whether ``v`` denotes the same value wherever it is computed (no opaque or joined parts)."""
-    if v is TOP:
-        return False
-    tag = v[0]
-    if tag == "opq":
-        return False
-    if tag in ("c", "cs", "sym", "tid", "param", "sreg"):
-        return True
-    if tag in ("op", "cmp", "pnot", "pand", "por"):
-        return all(is_stable(x) for x in v[2 if tag in ("op", "cmp") else 1:] if isinstance(x, tuple))
-    if tag == "tmem":
-        return True
-    return False
+    match v:
+        case Const() | ConstSet() | SymAddr() | Tid() | Param() | SReg() | TmemAddr():
+            return True
+        case Op():
+            return all(is_stable(x) for x in v[2:-1] if isinstance(x, tuple))
+        case Cmp(a=a, b=b):
+            return is_stable(a) and is_stable(b)
+        case PNot(p=p):
+            return is_stable(p)
+        case PAnd(p=p, q=q) | POr(p=p, q=q):
+            return is_stable(p) and is_stable(q)
+    return False  # TOP, Opaque, SymInside
 
 
 def opaque_deps(v: object, out: set[Any] | None = None) -> set[Any]:
@@ -186,13 +355,12 @@ def opaque_deps(v: object, out: set[Any] | None = None) -> set[Any]:
     depends on (``v`` any value, or a thread expression)."""
     if out is None:
         out = set()
-    if isinstance(v, tuple) and v:
-        if v[0] == "opq":
-            out.add(v[1])
-        else:
-            for x in v[1:]:
-                if isinstance(x, tuple):
-                    opaque_deps(x, out)
+    if type(v) is Opaque:
+        out.add(v.d)
+    elif isinstance(v, tuple):
+        for x in v[1:]:
+            if isinstance(x, tuple):
+                opaque_deps(x, out)
     return out
 
 
@@ -357,7 +525,7 @@ class ValueAnalysis:
         if ds is None:
             if name in self.multi_defs:
                 return TOP
-            return ("opq", ("in", name))
+            return Opaque("opq", ("in", name))
         if len(ds) == 2:
             sel = self._selected_value(ds, name)
             if sel is not None:
@@ -391,22 +559,22 @@ class ValueAnalysis:
         if first.guard is not None or guard is None or self.cfg.block_of[a] != self.cfg.block_of[b]:
             return None
         va, vb = self.def_value.get((a, name)), self.def_value.get((b, name))
-        if va is None or vb is None or va[0] != "c" or vb[0] != "c":
+        if type(va) is not Const or type(vb) is not Const:
             return None
         g = self.reg_value(second, guard.reg)
-        if g is TOP or g[0] != "tid":
+        if type(g) is not Tid:
             return None
-        then, other = ("k", vb[1]), ("k", va[1])
-        return ("tid", ("sel", g[1], other, then) if guard.negated else ("sel", g[1], then, other))
+        then, other = ("k", vb.value), ("k", va.value)
+        return Tid("tid", ("sel", g.expr, other, then) if guard.negated else ("sel", g.expr, then, other))
 
     def value(self, inst: Instruction, o: Operand) -> Value:
         """The value of operand ``o`` of ``inst`` (an address operand gives the address value)."""
         if type(o) is Reg:
             return self.reg_value(inst, o)
         if type(o) is Imm:
-            return ("c", o.value)
+            return Const("c", o.value)
         if type(o) is Sym:
-            return ("sym", o.name, o.offset)
+            return SymAddr("sym", o.name, o.offset)
         if type(o) is Address:
             return self.address_value(inst, o)
         if type(o) is NotReg:
@@ -416,9 +584,9 @@ class ValueAnalysis:
     def address_value(self, inst: Instruction, a: Address) -> Value:
         """The address an ``[base+offset]`` operand denotes."""
         if a.base is None:
-            return ("c", a.offset)
+            return Const("c", a.offset)
         base = self.value(inst, a.base)
-        return _add(base, ("c", a.offset), inst.index) if a.offset else base
+        return _add(base, Const("c", a.offset), inst.index) if a.offset else base
 
     # ---- uniformity ---------------------------------------------------------------------------------------
     def reaching_defs(self, inst: Instruction, name: str) -> tuple[int, ...]:
@@ -458,7 +626,7 @@ class ValueAnalysis:
             if not regs:
                 continue
             src = inst.op in sources or inst.family == "tcgen05.ld" or any(
-                r.name.startswith("%") and (sv := _special(r.name)) is not None and sv[0] != "sreg"
+                r.name.startswith("%") and (sv := _special(r.name)) is not None and type(sv) is not SReg
                 for r in uses[inst.index])
             if src:
                 nu.update((inst.index, r.name) for r in regs)
@@ -487,8 +655,7 @@ class ValueAnalysis:
         """Whether ``reg`` as read by ``inst`` has the same value in every thread of the CTA."""
         sv = _special(reg.name) if reg.name.startswith("%") else None
         if sv is not None:
-            tag: str = sv[0]
-            return tag == "sreg"
+            return type(sv) is SReg
         nu = self.nonuniform_defs()
         return not any((d, reg.name) in nu for d in self._reaching(inst, reg.name))
 
@@ -507,7 +674,7 @@ class ValueAnalysis:
             base: Operand | None = o.base
             for _ in range(16):
                 if type(base) is Sym:
-                    slots.add(("sym", base.name, base.offset + off))
+                    slots.add(SymAddr("sym", base.name, base.offset + off))
                     break
                 if type(base) is not Reg:
                     return None
@@ -550,7 +717,7 @@ class ValueAnalysis:
         for inst in self.insts:
             if inst.family == "tcgen05.alloc" and inst.operands:
                 v = self.value(inst, inst.operands[0])
-                if v is not TOP and v[0] == "sym":
+                if type(v) is SymAddr:
                     slots.add(v)
         if slots:
             self.slots = slots
@@ -596,7 +763,7 @@ class ValueAnalysis:
             queued.discard(idx)
             if changes[0] > limit:  # pragma: no cover - a non-monotone chain: give up on the rest
                 for key in list(self.def_value):
-                    self.def_value[key] = ("opq", key[0])
+                    self.def_value[key] = Opaque("opq", key[0])
                 return
             evaluate(self.insts[idx])
 
@@ -626,7 +793,7 @@ class ValueAnalysis:
         """The values ``inst`` writes to its destination registers ``regs`` (in order)."""
         op = inst.op
         idx = inst.index
-        opq: Value = ("opq", idx)
+        opq: Value = Opaque("opq", idx)
         ops = inst.operands
         n = len(regs)
         dst = ops[0] if ops else None  # a definition has its destination first (never absent here)
@@ -635,12 +802,12 @@ class ValueAnalysis:
                 out: list[Value] = []
                 for x in (dst.first, dst.second):
                     if type(x) is Reg:
-                        out.append(self._elected(inst) if x is dst.second else ("opq", (idx, x.name)))
+                        out.append(self._elected(inst) if x is dst.second else Opaque("opq", (idx, x.name)))
                 return out
             if op == "shfl" and type(dst) is RegPair and len(ops) >= 3:
                 sv = self._shfl(inst)
-                return [sv if r is dst.first else ("opq", (idx, r.name)) for r in regs]
-            return [("opq", (idx, r.name)) for r in regs]
+                return [sv if r is dst.first else Opaque("opq", (idx, r.name)) for r in regs]
+            return [Opaque("opq", (idx, r.name)) for r in regs]
         args = [self.value(inst, o) for o in ops[1:]]
         try:
             v = self._compute(inst, op, args)
@@ -657,12 +824,12 @@ class ValueAnalysis:
         if inst.has("idx") and len(ops) >= 3:
             src = self.value(inst, ops[1])
             lane = self.value(inst, ops[2])
-            if src is not TOP and lane[0] == "c":
-                if src[0] == "tid":
-                    return ("tid", ("shfl", src[1], lane[1]))
+            if type(lane) is Const:
+                if type(src) is Tid:
+                    return Tid("tid", ("shfl", src.expr, lane.value))
                 if is_stable(src):
                     return src
-        return ("opq", inst.index)
+        return Opaque("opq", inst.index)
 
     def _selp_test(self, inst: Instruction, cmp: str, a: Value, b: Value) -> Value | None:
         """``setp.eq/ne r, k`` where ``r = selp c1, c0, q`` (two different constants): the predicate ``q``, its
@@ -672,7 +839,7 @@ class ValueAnalysis:
         if cmp not in ("eq", "ne") or len(inst.operands) < 3:
             return None
         for k, (val, other) in enumerate(((a, b), (b, a))):
-            if val is TOP or other is TOP or val[0] != "cs" or other[0] != "c":
+            if type(val) is not ConstSet or type(other) is not Const:
                 continue
             o = inst.operands[1 + k]
             if type(o) is not Reg:
@@ -687,8 +854,8 @@ class ValueAnalysis:
             c1, c0, q = i1.value, i0.value, self.value(d, ops[3])
             if c1 == c0 or q is TOP:
                 continue
-            kk = other[1]
-            r = q if kk == c1 else (_pnot(q) if kk == c0 else ("c", 0))
+            kk = other.value
+            r = q if kk == c1 else (_pnot(q) if kk == c0 else Const("c", 0))
             return _pnot(r) if cmp == "ne" else r
         return None
 
@@ -706,9 +873,9 @@ class ValueAnalysis:
             if len(args) < 2 or TOP in args:
                 return None
             if op == "and":
-                return ("pand", args[0], args[1])
+                return PAnd("pand", args[0], args[1])
             if op == "or":
-                return ("por", args[0], args[1])
+                return POr("por", args[0], args[1])
             return None
         if op in _ARITH:
             if len(args) < 2:
@@ -717,22 +884,22 @@ class ValueAnalysis:
             if op == "mul" and inst.has("hi"):
                 return _generic("mulhi", args, idx)
             r = _binop(name, args[0], args[1], idx)
-            if r[0] in ("c", "cs") and args[0][0] in ("c", "cs") and args[1][0] in ("c", "cs") \
+            if isinstance(r, _CONSTS) and isinstance(args[0], _CONSTS) and isinstance(args[1], _CONSTS) \
                     and not inst.has("wide"):
                 r = _wrapped(r, _int_type(inst))  # §5.2: the result is the value modulo 2^w of the register
             return r
         if op == "mad" and len(args) == 3 and not inst.has("hi"):
             return _binop("add", _binop("mul", args[0], args[1], idx), args[2], idx)
         if op == "neg" and args:
-            return _binop("sub", ("c", 0), args[0], idx)
+            return _binop("sub", Const("c", 0), args[0], idx)
         if op == "not" and args:
-            a = args[0]
-            if a[0] == "c":
-                return ("c", ~a[1])
-            if a[0] in ("cmp", "pnot", "pand", "por"):
-                return _pnot(a)
-            if a is not TOP and a[0] == "op":
-                return _binop("sub", ("c", -1), a, idx)  # ~x == -1 - x in two's complement (§9.7.8.x ``not``)
+            match args[0]:
+                case Const(value=k):
+                    return const(~k)
+                case Cmp() | PNot() | PAnd() | POr() as pa:
+                    return _pnot(pa)
+                case Op() as oa:
+                    return _binop("sub", const(-1), oa, idx)  # ~x == -1 - x in two's complement (§9.7.8.x ``not``)
             return _generic("not", args, idx)
         if op == "setp":
             cmp = next((p for p in inst.parts[1:] if p in _CMP), None)
@@ -740,15 +907,17 @@ class ValueAnalysis:
                 return None
             ty = _int_type(inst)
             a, b = args[0], args[1]
-            if ty is not None and a is not TOP and b is not TOP and a[0] == "c" and b[0] == "c":
-                a, b = ("c", _wrap(a[1], ty)), ("c", _wrap(b[1], ty))
+            if ty is not None and type(a) is Const and type(b) is Const:
+                a, b = const(_wrap(a.value, ty)), const(_wrap(b.value, ty))
             p = self._selp_test(inst, cmp, a, b) or _cmp(cmp, a, b, ty)
+            if p is None:
+                return None
             if len(args) >= 3:  # setp.cmp.bop: combined with a third predicate operand
                 bop = next((q for q in inst.parts if q in ("and", "or", "xor")), None)
                 if bop == "and":
-                    return ("pand", p, args[2])
+                    return PAnd("pand", p, args[2])
                 if bop == "or":
-                    return ("por", p, args[2])
+                    return POr("por", p, args[2])
                 return None
             return p
         if op == "bfe" and len(args) == 3:
@@ -762,27 +931,29 @@ class ValueAnalysis:
             return _redux(inst, args[0])
         if op == "selp" and len(args) == 3:
             c = args[2]
-            if c[0] == "c":
-                return args[0] if c[1] else args[1]
+            if type(c) is Const:
+                return args[0] if c.value else args[1]
             if args[0] == args[1]:
                 return args[0]
-            if c[0] == "tid" and all(a[0] in ("c", "tid") for a in args[:2]):
+            if type(c) is Tid and all(type(a) is Const or type(a) is Tid for a in args[:2]):
                 # a value chosen per thread: a thread expression (the warp role of CUTLASS's WarpCategory)
-                return ("tid", ("sel", c[1], *(("k", a[1]) if a[0] == "c" else a[1] for a in args[:2])))
+                return Tid("tid", ("sel", c.expr, *(_tid_expr(a) for a in args[:2])))
             ka, kb = const_candidates(args[0]), const_candidates(args[1])
             if ka is not None and kb is not None and len(ka | kb) <= MAX_SET:
-                return ("cs", frozenset(ka | kb))
+                return ConstSet("cs", frozenset(ka | kb))
             return _generic("selp", args, idx)
         if op == "ld" or op == "ldu":
             if not args:
                 return None
             a = args[0]
-            if a[0] == "sym" and a in self.slots:
-                return ("tmem", a, 0, 0)
-            if inst.has("param") and a[0] == "sym":
-                if a[1] in self.param_names:
-                    return ("param", a[1], a[2])
-                return self.returns.get(a[1]) if a[2] == 0 else None
+            if type(a) is not SymAddr:
+                return None
+            if a in self.slots:
+                return TmemAddr("tmem", a, 0, 0)
+            if inst.has("param"):
+                if a.name in self.param_names:
+                    return Param("param", a.name, a.offset)
+                return self.returns.get(a.name) if a.offset == 0 else None
             return None
         if op == "shfl":
             return self._shfl(inst)
@@ -800,9 +971,9 @@ class ValueAnalysis:
         other election (``eval_tid`` still counts it as one lane)."""
         ops = inst.operands
         m = self.value(inst, ops[1]) if len(ops) >= 2 else TOP
-        if m is not TOP and m[0] == "c" and m[1] & 0xFFFFFFFF == 0xFFFFFFFF:
-            return ("tid", ("elect",))
-        return ("tid", ("elect", ("at", inst.index)))
+        if type(m) is Const and m.value & 0xFFFFFFFF == 0xFFFFFFFF:
+            return Tid("tid", ("elect",))
+        return Tid("tid", ("elect", ("at", inst.index)))
 
 
 def _bfe(a: Value, pos: Value, length: Value, ty: str | None) -> Value | None:
@@ -812,15 +983,15 @@ def _bfe(a: Value, pos: Value, length: Value, ty: str | None) -> Value | None:
     0 when the length is 0 or, unsigned, when the field starts beyond the msb.  ``pos`` and ``length`` are taken
     modulo 256 (the ISA restricts them to 0..255).  A warp index ``bfe.u32 %r, %tid.x, 5, 3`` becomes
     ``(tid.x >> 5) & 7``.  None for any other operands (a register start or length, a uniform ``a``)."""
-    if ty is None or ty[0] not in "us" or ty[1:] not in ("32", "64") or a is TOP or pos is TOP or length is TOP:
+    if ty is None or ty[0] not in "us" or ty[1:] not in ("32", "64"):
         return None
-    if pos[0] != "c" or length[0] != "c" or a[0] not in ("c", "tid"):
+    if type(pos) is not Const or type(length) is not Const or (type(a) is not Const and type(a) is not Tid):
         return None
     w = int(ty[1:])
-    p, n = pos[1] & 0xFF, length[1] & 0xFF
+    p, n = pos.value & 0xFF, length.value & 0xFF
     signed = ty[0] == "s"
     if n == 0 or (p >= w and not signed):
-        return ("c", 0)
+        return Const("c", 0)
     if p >= w:  # signed, start beyond the msb: the sign bit a[msb] replicated (an arithmetic shift by w - 1)
         return _bfe_expr(a, ("shr", ("wrap", ty, _tid_expr(a)), w - 1))
     n = min(n, w - p)
@@ -832,14 +1003,17 @@ def _bfe(a: Value, pos: Value, length: Value, ty: str | None) -> Value | None:
 
 def _tid_expr(a: Value) -> tuple[Any, ...]:
     """The thread expression of a constant or thread-expression value ``a``."""
-    return ("k", a[1]) if a[0] == "c" else cast("tuple[Any, ...]", a[1])
+    if type(a) is Const:
+        return ("k", a.value)
+    assert type(a) is Tid
+    return a.expr
 
 
 def _bfe_expr(a: Value, e: tuple[Any, ...]) -> Value:
     """``e`` (built from ``a`` by ``_bfe``) as a value: a constant when ``a`` is one, else a thread expression."""
-    if a[0] == "c":
-        return ("c", eval_tid(e, range(0, 1))[0])
-    return ("tid", e)
+    if type(a) is Const:
+        return const(eval_tid(e, range(0, 1))[0])
+    return Tid("tid", e)
 
 
 _REDUX_IDEMPOTENT = frozenset({"min", "max", "and", "or"})
@@ -855,10 +1029,11 @@ def _redux(inst: Instruction, src: Value) -> Value | None:
     op = next((p for p in inst.parts[1:] if p in _REDUX_IDEMPOTENT), None)
     if op is None or "sync" not in inst.parts or "f32" in inst.parts or src is TOP:
         return None
-    if src[0] == "tid" and _warp_uniform(src[1]):
-        return src
-    if src[0] in ("c", "sreg", "param", "sym"):
-        return src
+    match src:
+        case Tid(expr=e) if _warp_uniform(e):
+            return src
+        case Const() | SReg() | Param() | SymAddr():
+            return src
     return None
 
 
@@ -872,10 +1047,11 @@ def _warp_uniform(e: tuple[Any, ...]) -> bool:
 def _join(a: Value, b: Value) -> Value:
     """Join of two different values: TMEM addresses of one allocation stay TMEM addresses (offsets that
     disagree become unknown); anything else is TOP."""
-    if a is not TOP and b is not TOP and a[0] == "tmem" and b[0] == "tmem" and a[1] == b[1]:
-        return ("tmem", a[1], a[2] if a[2] == b[2] else None, a[3] if a[3] == b[3] else None)
-    if a is not TOP and b is not TOP and a[0] in ("sym", "symx") and b[0] in ("sym", "symx") and a[1] == b[1]:
-        return ("symx", a[1])
+    match a, b:
+        case TmemAddr(slot=s1, col=c1, lane=l1), TmemAddr(slot=s2, col=c2, lane=l2) if s1 == s2:
+            return TmemAddr("tmem", s1, c1 if c1 == c2 else None, l1 if l1 == l2 else None)
+        case (SymAddr(name=n1) | SymInside(name=n1)), (SymAddr(name=n2) | SymInside(name=n2)) if n1 == n2:
+            return SymInside("symx", n1)
     return TOP
 
 
@@ -885,29 +1061,29 @@ def _special(name: str) -> Value | None:
     """The value of special register ``name`` (``%tid.x``, ``%laneid``, uniform ``%ctaid``-like ones), or None
     for an ordinary register."""
     if name == "%tid.x":
-        return ("tid", ("x",))
+        return Tid("tid", ("x",))
     if name == "%laneid":
-        return ("tid", ("and", ("x",), 31))
+        return Tid("tid", ("and", ("x",), 31))
     for p in _UNIFORM_SREGS:
         if name == p or name.startswith(p + "."):
-            return ("sreg", name)
+            return SReg("sreg", name)
     if name.startswith("%tid") or name in ("%warpid", "%smid", "%clock", "%clock64", "%globaltimer"):
-        return ("opq", ("sreg", name))
+        return Opaque("opq", ("sreg", name))
     return None
 
 
 def _pnot(p: Value) -> Value:
     """The negation of predicate value ``p`` (a comparison negated in place, a constant flipped)."""
-    if p is TOP:
-        return TOP
-    if p[0] == "pnot":
-        inner: Value = p[1]
-        return inner
-    if p[0] == "cmp":
-        return ("cmp", _NEGATE[p[1]], p[2], p[3])
-    if p[0] == "c":
-        return ("c", 0 if p[1] else 1)
-    return ("pnot", p)
+    match p:
+        case Top():
+            return TOP
+        case PNot(p=inner):
+            return inner
+        case Cmp(cmp=c, a=a, b=b):
+            return Cmp("cmp", _NEGATE[c], a, b)
+        case Const(value=k):
+            return const(0 if k else 1)
+    return PNot("pnot", p)
 
 
 def _cmp(cmp: str, a: Value, b: Value, ty: str | None = None) -> Value | None:
@@ -917,15 +1093,15 @@ def _cmp(cmp: str, a: Value, b: Value, ty: str | None = None) -> Value | None:
     which is false for warps 0-3 only because ``w - 4`` wraps (PTX ISA §5.2, §9.7.3.1 setp)."""
     if a is TOP or b is TOP:
         return None
-    if a[0] == "c" and b[0] == "c":
-        return ("c", 1 if _CMP[cmp](a[1], b[1]) else 0)
-    if a[0] == "c" and b[0] != "c":
+    if type(a) is Const:
+        if type(b) is Const:
+            return const(1 if _CMP[cmp](a.value, b.value) else 0)
         a, b, cmp = b, a, _SWAP[cmp]
-    if a[0] == "tid" and b[0] == "c":
-        if ty is not None and ty[0] in "ub" and _may_be_negative(a[1]):
-            return ("tid", ("cmp", cmp, ("wrap", ty, a[1]), _wrap(b[1], ty)))
-        return ("tid", ("cmp", cmp, a[1], b[1]))
-    return ("cmp", cmp, a, b)
+    if type(a) is Tid and type(b) is Const:
+        if ty is not None and ty[0] in "ub" and _may_be_negative(a.expr):
+            return Tid("tid", ("cmp", cmp, ("wrap", ty, a.expr), _wrap(b.value, ty)))
+        return Tid("tid", ("cmp", cmp, a.expr, b.value))
+    return Cmp("cmp", cmp, a, b)
 
 
 def _may_be_negative(e: tuple[Any, ...]) -> bool:
@@ -950,37 +1126,19 @@ def _may_be_negative(e: tuple[Any, ...]) -> bool:
 MAX_DEPTH = 12
 
 
-@mypyc_attr(native_class=False)  # mypyc compiles no subclass of a built-in type (hatch_build.py)
-class _Op(tuple[Any, ...]):
-    """An ``("op", name, *args, depth)`` value that computes its hash once (hash-consing by structure: the same
-    operation on equal uniform inputs is an equal value, in whichever warp role computes it, and a deep chain is
-    hashed from its operands' kept hashes, not walked again at every dictionary lookup)."""
-
-    def __hash__(self) -> int:
-        d = self.__dict__
-        h: int | None = d.get("_h")
-        if h is None:
-            h = d["_h"] = tuple.__hash__(self)
-        return h
-
-    def __reduce__(self) -> tuple[type[_Op], tuple[tuple[Any, ...]]]:
-        """Pickled without its kept hash (a string's hash differs between processes)."""
-        return _Op, (tuple(self),)
-
-
 def _depth(v: Value) -> int:
     """The nesting depth of an ``("op", ...)`` value (its last item), 0 for any other value."""
-    return int(v[-1]) if v[0] == "op" else 0
+    return v.depth if type(v) is Op else 0
 
 
 def _generic(name: str, args: list[Value], idx: int) -> Value:
-    """``("op", name, *args, depth)`` (an ``_Op``) when every argument is a stable uniform value and the result is
+    """``("op", name, *args, depth)`` (an ``Op``) when every argument is a stable uniform value and the result is
     no deeper than ``MAX_DEPTH``, else an opaque value of definition ``idx``."""
-    if all(a is not TOP and is_stable(a) and a[0] not in ("tid", "tmem") for a in args):
+    if all(type(a) is not Tid and type(a) is not TmemAddr and is_stable(a) for a in args):
         d = 1 + max((_depth(a) for a in args), default=0)
         if d <= MAX_DEPTH:
-            return _Op(("op", name, *args, d))
-    return ("opq", idx)
+            return Op(("op", name, *args, d))
+    return Opaque("opq", idx)
 
 
 def _add(a: Value, b: Value, idx: int) -> Value:
@@ -992,70 +1150,68 @@ MAX_SET = 16
 
 def const_candidates(v: Value) -> frozenset[int] | None:
     """The possible integer values of ``v`` when it is a constant or a small constant set, else None."""
-    if v is TOP:
-        return None
-    if v[0] == "c":
-        return frozenset((v[1],))
-    if v[0] == "cs":
-        cs: frozenset[int] = v[1]
-        return cs
+    if type(v) is Const:
+        return frozenset((v.value,))
+    if type(v) is ConstSet:
+        return v.values
     return None
 
 
 def _wrapped(v: Value, ty: str | None) -> Value:
     """Constant or constant set ``v`` as a register of type ``ty`` holds it (PTX ISA §5.2, §9.7.1.1: integer
     arithmetic wraps at the register's width): each candidate wrapped, a set of one collapsing to a constant."""
-    if v[0] == "c":
-        return ("c", _wrap(v[1], ty))
-    vals = frozenset(_wrap(x, ty) for x in v[1])
-    return ("c", next(iter(vals))) if len(vals) == 1 else ("cs", vals)
+    if type(v) is Const:
+        return const(_wrap(v.value, ty))
+    assert type(v) is ConstSet
+    vals = frozenset(_wrap(x, ty) for x in v.values)
+    return const(next(iter(vals))) if len(vals) == 1 else ConstSet("cs", vals)
 
 
 def _binop(name: str, a: Value, b: Value, idx: int) -> Value:
     """``a name b`` (``add``, ``sub``, ``mul``, ``shl`` ...: the ``threadexpr.BIN`` operators) on two values."""
     if a is TOP or b is TOP:
-        return ("opq", idx)
-    ta, tb = a[0], b[0]
-    if ta == "c" and tb == "c":
-        return ("c", _BIN[name](a[1], b[1]))
-    if (ta == "cs" or tb == "cs") and ta in ("c", "cs") and tb in ("c", "cs"):
+        return opaque(idx)
+    if type(a) is Const and type(b) is Const:
+        return const(_BIN[name](a.value, b.value))
+    if isinstance(a, _CONSTS) and isinstance(b, _CONSTS):  # one of them a constant set
         ca, cb = const_candidates(a), const_candidates(b)
-        assert ca is not None and cb is not None  # both are constants or constant sets
+        assert ca is not None and cb is not None
         vals = frozenset(_BIN[name](x, y) for x in ca for y in cb)
         if len(vals) == 1:
-            return ("c", next(iter(vals)))
-        return ("cs", vals) if len(vals) <= MAX_SET else ("opq", idx)
-    if name in ("add", "or") and ta == "c" and tb != "c":
-        a, b, ta, tb = b, a, tb, ta
-    if tb == "c":
-        k = b[1]
-        if ta == "sym" and name == "add":
-            return ("sym", a[1], a[2] + k)
-        if ta == "sym" and name == "sub":
-            return ("sym", a[1], a[2] - k)
-        if ta == "tmem" and name in ("add", "sub", "or"):
-            kk = -k if name == "sub" else k
-            return _tmem_add_const(a, kk)
-        if ta == "tid":
-            return ("tid", (name, a[1], k))
+            return const(next(iter(vals)))
+        return ConstSet("cs", vals) if len(vals) <= MAX_SET else opaque(idx)
+    if name in ("add", "or") and type(a) is Const:
+        a, b = b, a
+    if type(b) is Const:
+        k = b.value
+        match a:
+            case SymAddr(name=var, offset=off) if name == "add":
+                return SymAddr("sym", var, off + k)
+            case SymAddr(name=var, offset=off) if name == "sub":
+                return SymAddr("sym", var, off - k)
+            case TmemAddr() if name in ("add", "sub", "or"):
+                return _tmem_add_const(a, -k if name == "sub" else k)
+            case Tid(expr=e):
+                return Tid("tid", (name, e, k))
         if k == 0 and name in ("add", "sub", "or", "xor", "shl", "shr"):
             return a
-    if (ta, tb) in (("c", "tid"), ("tid", "tid")) and name in _BIN:
-        return ("tid", ("bin", name, ("k", a[1]) if ta == "c" else a[1], b[1]))
-    if ta == "tmem" and tb == "tid" and name in ("add", "or"):
-        return _tmem_add_tid(a, b[1])
-    if tb == "tmem" and ta == "tid" and name in ("add", "or"):
-        return _tmem_add_tid(b, a[1])
-    if ta == "tmem" and name in ("add", "sub", "or"):
-        return ("tmem", a[1], None, None)  # still this allocation's address, at an unknown offset
-    if tb == "tmem" and name in ("add", "or"):
-        return ("tmem", b[1], None, None)
-    if ta == "sym" and name in ("add", "sub"):
-        return ("symx", a[1])  # somewhere inside variable a[1], offset unknown
-    if tb == "sym" and name == "add":
-        return ("symx", b[1])
-    if ta == "symx" and name in ("add", "sub", "and", "or"):
-        return a
+    match a, b:
+        case (Const() | Tid()), Tid(expr=eb) if name in _BIN:
+            return Tid("tid", ("bin", name, _tid_expr(a), eb))
+        case TmemAddr(), Tid(expr=eb) if name in ("add", "or"):
+            return _tmem_add_tid(a, eb)
+        case Tid(expr=ea), TmemAddr() if name in ("add", "or"):
+            return _tmem_add_tid(b, ea)
+        case TmemAddr(slot=slot), _ if name in ("add", "sub", "or"):
+            return TmemAddr("tmem", slot, None, None)  # still this allocation's address, at an unknown offset
+        case _, TmemAddr(slot=slot) if name in ("add", "or"):
+            return TmemAddr("tmem", slot, None, None)
+        case SymAddr(name=var), _ if name in ("add", "sub"):
+            return SymInside("symx", var)  # somewhere inside variable ``var``, offset unknown
+        case _, SymAddr(name=var) if name == "add":
+            return SymInside("symx", var)
+        case SymInside(), _ if name in ("add", "sub", "and", "or"):
+            return a
     moved = _reassociated(name, a, b, idx)
     if moved is not None:
         return moved
@@ -1069,24 +1225,26 @@ def _reassociated(name: str, a: Value, b: Value, idx: int) -> Value | None:
     if name != "add":
         return None
     for x, y in ((a, b), (b, a)):
-        if y[0] == "op" and y[1] == "sub" and len(y) == 5 and y[2][0] == "c" and x[0] == "op":
-            diff = _binop("sub", x, y[3], idx)
-            if diff[0] == "op":
-                return _binop("add", diff, y[2], idx)
+        match x, y:
+            case Op(), Op(name="sub", args=(Const() as k, z)):
+                diff = _binop("sub", x, z, idx)
+                if type(diff) is Op:
+                    return _binop("add", diff, k, idx)
     return None
 
 
 def _tmem_add_const(a: Value, k: int) -> Value:
     """``a + k`` on the packed 32-bit TMEM address (lane in bits 31-16, column in bits 15-0): a column that
     leaves [0, 65536) borrows from or carries into the lane field."""
+    assert type(a) is TmemAddr
     _, slot, col, lane = a
     if col is not None and isinstance(lane, int):
         packed = ((lane << 16) + col + k) & 0xFFFFFFFF
-        return ("tmem", slot, packed & 0xFFFF, packed >> 16)
+        return TmemAddr("tmem", slot, packed & 0xFFFF, packed >> 16)
     if col is not None and 0 <= col + k < 0x10000 and -0x10000 < k < 0x10000:
-        return ("tmem", slot, col + k, lane)
+        return TmemAddr("tmem", slot, col + k, lane)
     if col is None and -0x10000 < k < 0x10000:
-        return ("tmem", slot, None, lane)  # a column offset from an unknown column: the lane field stays
+        return TmemAddr("tmem", slot, None, lane)  # a column offset from an unknown column: the lane field stays
     ncol = (col + (k & 0xFFFF)) & 0xFFFF if col is not None else None
     dl = k >> 16
     nlane: object
@@ -1096,13 +1254,14 @@ def _tmem_add_const(a: Value, k: int) -> Value:
         nlane = lane
     else:
         nlane = ("add", lane, dl)
-    return ("tmem", slot, ncol, nlane)
+    return TmemAddr("tmem", slot, ncol, nlane)
 
 
 def _tmem_add_tid(a: Value, expr: tuple[Any, ...]) -> Value:
     """``a + expr`` for TMEM address ``a`` and thread expression ``expr``: a lane offset when ``expr`` is a
     multiple of 65536 for every ``%tid.x`` in [0, 1024) (lane in bits 31-16, PTX ISA §9.7.16.2), else an unknown
     address of the allocation."""
+    assert type(a) is TmemAddr
     _, slot, col, lane = a
     vals = eval_tid(expr, range(0, 1024))
     if all(v & 0xFFFF == 0 for v in vals):
@@ -1114,5 +1273,5 @@ def _tmem_add_tid(a: Value, expr: tuple[Any, ...]) -> Value:
             nlane = ("add", add, lane)
         else:
             nlane = None
-        return ("tmem", slot, col, nlane)
-    return ("tmem", slot, None, None)
+        return TmemAddr("tmem", slot, col, nlane)
+    return TmemAddr("tmem", slot, None, None)

@@ -9,7 +9,8 @@ from tmemlint.analysis.publication import ReleaseSyncModel, unfenced_relaxed_arr
 from tmemlint.analysis.sync import tmem_operand_indices
 from tmemlint.analysis.threads import is_lane_fact
 from tmemlint.analysis.tmem import trap_checked_bases
-from tmemlint.analysis.values import TOP, _regs_in, defined_regs, eval_tid
+from tmemlint.analysis.values import (TOP, Const, Op, Param, SReg, SymAddr, SymInside, Tid, TmemAddr, _regs_in,
+                                      defined_regs, eval_tid)
 from tmemlint.checks.registry import rule
 from tmemlint.ir import Address, Imm, Reg
 
@@ -32,7 +33,7 @@ def non_tcgen05_access(ctx):
             if type(o) is not Address:
                 continue
             v = va.address_value(inst, o)
-            if v is TOP or v[0] != "tmem":
+            if type(v) is not TmemAddr:
                 # whatever its origin (an integer constant under a trap-checked base, a 512-column allocation), a
                 # register value that a tcgen05 instruction uses as a TMEM address is no memory address
                 base = o.base
@@ -95,7 +96,7 @@ def _slot_load(ctx, inst, addr):
         nxt = None
         for r in regs:
             v = va.reg_value(di, r)
-            if v is not TOP and v[0] == "tmem":
+            if type(v) is TmemAddr:
                 nxt = va.single_def.get(r.name)
                 break
         d = nxt
@@ -106,10 +107,10 @@ def _slot_symbols(ctx) -> dict[str, int | None]:
     """Names of the variables that hold allocation slots → their declared size in bytes (None: unknown)."""
     out = {}
     for slot in {ctx.sites.slot_of[a.index] for a in ctx.sites.allocs}:
-        if slot[0] != "sym":
+        if type(slot) is not SymAddr:
             continue
-        var = ctx.function.variables.get(slot[1]) or ctx.module.variables.get(slot[1])
-        out[slot[1]] = var.size if var is not None else None
+        var = ctx.function.variables.get(slot.name) or ctx.module.variables.get(slot.name)
+        out[slot.name] = var.size if var is not None else None
     return out
 
 
@@ -131,10 +132,13 @@ def slot_address_as_taddr(ctx):
     slots = {ctx.sites.slot_of[a.index] for a in ctx.sites.allocs}
     names = _slot_symbols(ctx)
     for inst, k, v in _tmem_operands(ctx):
-        if v is TOP:
-            continue
-        hit = (v[0] == "sym" and (v in slots or (v[1] in names and (names[v[1]] or 1 << 30) <= 16))) or \
-              (v[0] == "symx" and v[1] in names and names[v[1]] is not None and names[v[1]] <= 16)
+        match v:
+            case SymAddr(name=var):
+                hit = v in slots or (var in names and (names[var] or 1 << 30) <= 16)
+            case SymInside(name=var):
+                hit = var in names and names[var] is not None and names[var] <= 16
+            case _:
+                continue
         if hit:
             allocs = [a for a in ctx.sites.allocs if ctx.sites.slot_of[a.index][1] == v[1]]
             ctx.report("TM202", inst, f"{inst.family} uses the shared-memory address of the allocation slot "
@@ -164,22 +168,21 @@ def unallocated_access(ctx):
     names = _slot_symbols(ctx)
     constants = []  # (instruction, address): reported once per kernel, the same assumption everywhere
     for inst, k, v in _tmem_operands(ctx):
-        if v is TOP:
-            continue
-        if v[0] == "c":
-            if not (full or checked):
-                constants.append((inst, v[1]))
-            continue
-        elif v[0] == "param":
-            why = f"a value loaded from kernel parameter {v[1]}"
-        elif v[0] == "tid":
-            if full or checked:
+        match v:
+            case Const(value=k):
+                if not (full or checked):
+                    constants.append((inst, k))
                 continue
-            why = "an address computed from the thread index alone"
-        elif v[0] in ("sym", "symx") and v[1] not in names:
-            why = f"an address inside variable {v[1]}"
-        else:
-            continue
+            case Param(name=pname):
+                why = f"a value loaded from kernel parameter {pname}"
+            case Tid():
+                if full or checked:
+                    continue
+                why = "an address computed from the thread index alone"
+            case SymAddr(name=var) | SymInside(name=var) if var not in names:
+                why = f"an address inside variable {var}"
+            case _:
+                continue
         if not ctx.sites.allocs:
             why += " (this kernel has no tcgen05.alloc)"
         ctx.report("TM203", inst, f"{inst.family} accesses TMEM at {why}, which does not come from a "
@@ -244,9 +247,9 @@ def lane_quadrant(ctx):
     for inst in targets:
         k = 1 if inst.family == "tcgen05.ld" else 0
         v = va.value(inst, inst.operands[k]) if k < len(inst.operands) else TOP
-        if v is TOP or v[0] != "tmem":
+        if type(v) is not TmemAddr:
             continue
-        lane = v[3]
+        lane = v.lane
         width = _lanes_of_shape(inst)
         if lane is None and _identity_lane_fault(ctx, inst, k, width, runs, executed, nwarps):
             continue
@@ -314,13 +317,13 @@ def _lane_value(va, inst, o, env: dict, tids: range, depth: int = 0) -> int | No
     if type(o) is not Reg:
         return None
     v = va.reg_value(inst, o)
-    if v is not TOP:
-        if v[0] == "c":
-            return v[1]
-        if v[0] == "tid":
-            got = set(eval_tid(v[1], tids))
+    match v:
+        case Const(value=k):
+            return k
+        case Tid(expr=e):
+            got = set(eval_tid(e, tids))
             return got.pop() if len(got) == 1 else None
-        if v[0] in ("sreg", "op"):
+        case SReg() | Op():
             x = evaluate(v, env)
             if x is not None:
                 return x
@@ -330,7 +333,7 @@ def _lane_value(va, inst, o, env: dict, tids: range, depth: int = 0) -> int | No
     di = va.insts[d]
     ops = di.operands
     if di.op in ("ld", "ldu"):
-        return 0 if v is not TOP and v[0] == "tmem" else None
+        return 0 if type(v) is TmemAddr else None
     if di.op in ("mov", "cvt") and len(ops) == 2:
         return _lane_value(va, di, ops[1], env, tids, depth + 1)
     fn = _LANE_OPS.get(di.op)
@@ -532,17 +535,17 @@ def _tid_address(va, inst, a: Address):
         if di.op != "add" or len(ops) != 3:
             return None
         x, y = va.value(di, ops[1]), va.value(di, ops[2])
-        if y is not TOP and y[0] == "c":
-            off += y[1]
+        if type(y) is Const:
+            off += y.value
             base = ops[1]
             continue
-        if x is not TOP and x[0] == "c":
-            off += x[1]
+        if type(x) is Const:
+            off += x.value
             base = ops[2]
             continue
         for u, t in ((x, y), (y, x)):
-            if u is not TOP and t is not TOP and u[0] == "sym" and t[0] == "tid":
-                return u[1], u[2] + off, t[1]
+            if type(u) is SymAddr and type(t) is Tid:
+                return u.name, u.offset + off, t.expr
         return None
     return None
 
@@ -591,8 +594,8 @@ def _thread_hit(ctx, inst, slot):
     guard = None
     if inst.guard is not None:
         g = ctx.values.reg_value(inst, inst.guard.reg)
-        if g is not TOP and g[0] == "tid":
-            guard = (g[1], inst.guard.negated)
+        if type(g) is Tid:
+            guard = (g.expr, inst.guard.negated)
     for klass, fact_sets in _classes_reaching(ctx, inst):
         n = klass.n_threads
         for w in klass.warps:
@@ -668,7 +671,7 @@ def alloc_slot_aliased(ctx):
     if not sites.allocs:
         return
     va = ctx.values
-    slots = {sites.slot_of[a.index] for a in sites.allocs if sites.slot_of[a.index][0] == "sym"}
+    slots = {sites.slot_of[a.index] for a in sites.allocs if type(sites.slot_of[a.index]) is SymAddr}
     if not slots:
         return
     names = _slot_symbols(ctx)
@@ -689,13 +692,13 @@ def alloc_slot_aliased(ctx):
             continue
         hit = None
         for slot in slots:
-            same = v[1] == slot[1] or (v[0] == "sym" and v[1] in dynamic and slot[1] in dynamic)
-            if v[0] == "sym" and same and v[2] < slot[2] + 4 and slot[2] < v[2] + _store_bytes(inst):
-                hit = slot
-            elif v[0] == "symx" and v[1] == slot[1] and (names.get(slot[1]) or 1 << 30) <= 16:
-                hit = slot
-            elif v[0] == "symx" and v[1] == slot[1]:
-                hit = _thread_hit(ctx, inst, slot)
+            match v:
+                case SymAddr(name=var, offset=off):
+                    same = var == slot.name or (var in dynamic and slot.name in dynamic)
+                    if same and off < slot.offset + 4 and slot.offset < off + _store_bytes(inst):
+                        hit = slot
+                case SymInside(name=var) if var == slot.name:
+                    hit = slot if (names.get(slot.name) or 1 << 30) <= 16 else _thread_hit(ctx, inst, slot)
         if hit is None:
             continue
         allocs = sites.allocs_of_slot(hit)

@@ -195,12 +195,12 @@ def mma_operand_overwritten(ctx):
 
 def _thread_indexed(ctx, inst) -> bool:
     """Whether a ``brx.idx``'s index is a constant or a function of ``%tid.x`` (its targets per warp known)."""
-    from tmemlint.analysis.values import TOP
+    from tmemlint.analysis.values import Const, Tid
 
     if not inst.operands:
         return False
     v = ctx.values.value(inst, inst.operands[0])
-    return v is not TOP and v[0] in ("c", "tid")
+    return type(v) is Const or type(v) is Tid
 
 
 def _quarter_lanes(acc) -> tuple:

@@ -6,6 +6,7 @@ from tmemlint.analysis.cluster import EITHER, PairRoles
 from tmemlint.analysis.control import lane_varying_controls
 from tmemlint.analysis.sync import WARP_COLLECTIVE, cta_group, peer_arrive_key
 from tmemlint.analysis.tmem import valid_ncols
+from tmemlint.analysis.values import SymAddr
 from tmemlint.checks.registry import rule
 from tmemlint.findings import Severity
 from tmemlint.ir import Sym
@@ -173,7 +174,7 @@ def double_dealloc(ctx):
                 ctx.report("TM104", d, "tcgen05.dealloc in a kernel that never executes tcgen05.alloc")
         return
     for slot in slots:
-        if not _slot_allocs(ctx, slot) and slot[0] == "sym" and not lc.calls:
+        if not _slot_allocs(ctx, slot) and type(slot) is SymAddr and not lc.calls:
             for d in sites.deallocs:
                 if sites.freed_slot[d.index] == slot and d.index not in done:
                     ctx.report("TM104", d, f"tcgen05.dealloc of an address read from {slot[1]}, which no "

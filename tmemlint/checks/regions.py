@@ -14,7 +14,7 @@ from tmemlint.analysis.idesc import (
 )
 from tmemlint.analysis.regions import known_idesc
 from tmemlint.analysis.sync import cta_group
-from tmemlint.analysis.values import TOP, const_candidates
+from tmemlint.analysis.values import TmemAddr, const_candidates
 from tmemlint.checks.registry import rule
 from tmemlint.ir import Address, Imm, Reg
 
@@ -23,7 +23,7 @@ def _tmem(va, inst, k):
     if k >= len(inst.operands):
         return None
     v = va.value(inst, inst.operands[k])
-    if v is TOP or v[0] != "tmem" or v[2] is None:
+    if type(v) is not TmemAddr or v.col is None:
         return None
     return v
 

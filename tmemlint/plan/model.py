@@ -24,7 +24,7 @@ from tmemlint.analysis.order import BarrierKey, Chain, Hop
 from tmemlint.analysis.idesc import ld_st_shape
 from tmemlint.analysis.regions import Access, AddressSets, Region, build_regions, collect_accesses
 from tmemlint.analysis.tmem import TMEM_COLUMNS
-from tmemlint.analysis.values import defined_regs, used_regs
+from tmemlint.analysis.values import SymAddr, defined_regs, used_regs
 from tmemlint.checks.context import FunctionContext
 from tmemlint.checks.registry import codes_tagged
 from tmemlint.ir import Instruction, Module
@@ -107,8 +107,8 @@ def _is_bar_wait(inst: Instruction) -> bool:
 
 
 def _slot_name(slot) -> str:
-    if slot and slot[0] == "sym":
-        return f"{slot[1]}+{slot[2]}" if slot[2] else str(slot[1])
+    if type(slot) is SymAddr:
+        return f"{slot.name}+{slot.offset}" if slot.offset else str(slot.name)
     return f"unknown slot (alloc at instruction {slot[1]})" if slot and slot[0] == "inst" else repr(slot)
 
 
