@@ -1485,7 +1485,7 @@ class SyncModel:
         path read them since the issue (the lanes that took a guarded use, e.g. lanes 0-15, and not the others).
 
         Answered for the instructions the simulation observes: tcgen05 instructions, barrier and mbarrier
-        instructions, and readers of load results and of their register copies; another instruction gets an
+        instructions, ``ret`` / ``exit``, and readers of load results and of their register copies; another instruction gets an
         empty answer."""
         classes = [klass] if klass is not None else self.ctx.threads.classes  # a class that never runs ``inst``
         # observed nothing there
@@ -1569,7 +1569,8 @@ class SyncModel:
                     at[o] = at.get(o, False) or r
 
         def relevant(i: Instruction) -> bool:
-            return i.op in ("tcgen05", "bar", "barrier", "mbarrier") or i.index in readers or i.index in renamed
+            return i.op in ("tcgen05", "bar", "barrier", "mbarrier", "ret", "exit") or i.index in readers \
+                or i.index in renamed
 
         if ops:
             self.ctx.simulate(transfer, empty, observe, classes=[klass], relevant=relevant)
