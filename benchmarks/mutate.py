@@ -84,7 +84,7 @@ if str(ROOT) not in sys.path:
 
 from tmemlint.analysis.values import TOP, defined_regs, used_regs  # noqa: E402
 from tmemlint.checks.context import FunctionContext  # noqa: E402
-from tmemlint.checks.ordering import _is_copy  # noqa: E402
+from tmemlint.analysis.values import is_register_copy as _is_copy  # noqa: E402
 from tmemlint.checks.registry import load_all  # noqa: E402
 from tmemlint.engine import Options, lint_text  # noqa: E402
 from tmemlint.findings import Finding, Severity  # noqa: E402

@@ -52,7 +52,7 @@ from tmemlint.analysis.sync import (ASYNC_TCGEN05, WARP_COLLECTIVE, AddressForm,
 from tmemlint.analysis.threads import (bounds_disagree, cross_warp_facts, is_lane_fact, lane_counts,
                                        other_warp_view, undecidable_pair, warps_executing)
 from tmemlint.analysis.threads import Facts
-from tmemlint.analysis.values import TOP, ValueAnalysis, defined_regs
+from tmemlint.analysis.values import TOP, ValueAnalysis, defined_regs, is_register_copy
 from tmemlint.ir import Address, Imm, Instruction, NotReg, Reg, Sym
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -292,6 +292,8 @@ class SyncModel:
         self._overfull: dict[object, bool] = {}  # barrier id -> more threads take part than its thread count
         self._waits_since: dict[tuple[int, BarrierKey],
                                 tuple[WarpClass, dict[int, frozenset[frozenset[BarrierKey]]]]] = {}
+        # (class id, kind) -> (class, {instruction index: {op index: read on some path}}): ``pending_at``
+        self._pending: dict[tuple[int, str], tuple[WarpClass, dict[int, dict[int, bool]]]] = {}
 
     def _uniform(self, facts: Facts) -> Facts:
         """The CTA-uniform facts of a path in cross-warp form (``threads.cross_warp_facts``), memoised."""
@@ -1805,6 +1807,139 @@ class SyncModel:
         relevant = lambda i: i.index in want or self._relevant(i)  # noqa: E731
         self.ctx.simulate(transfer, None, observe, classes=[klass], relevant=relevant)
         return seen
+
+
+    def pending_at(self, inst: Instruction, kind: str, klass: "WarpClass | None" = None) -> "PendingAt":
+        """The ``tcgen05.ld`` (``kind`` "ld") or ``tcgen05.st`` ("st") operations that the thread executing ``inst``
+        issued earlier and that may still be in flight when it executes ``inst``: on some feasible path of the warp
+        class (``klass``, or every class that executes ``inst``) from the operation to ``inst``, no
+        ``tcgen05.wait::<kind>`` of that thread executed in between (PTX ISA tcgen05.wait, ``#tcgen05-instructions-tcgen05-wait``: a wait
+        completes every prior tcgen05.ld / tcgen05.st *issued by the executing thread*; reference §3.1).
+
+        Per path of the class (``simulate``): a wait on one path only leaves the operation pending on the others; a
+        guarded wait completes only on the paths where its guard holds (correlated with the operation's own guard
+        by the path facts); a wait in another warp class completes nothing of this one; a load in a loop with its
+        wait after the loop is pending inside the loop and complete after it.  Reading a load's result registers
+        does not complete it (§9.7.16.6.4.5: the register dependency orders the value, not the TMEM read; an
+        overwrite, hand-over or dealloc has no data dependence on it): ``Outstanding.read`` only records that some
+        path read them since the issue (the lanes that took a guarded use, e.g. lanes 0-15, and not the others).
+
+        Answered for the instructions the simulation observes: tcgen05 instructions, barrier and mbarrier
+        instructions, ``ret`` / ``exit``, and readers of load results and of their register copies; another instruction gets an
+        empty answer."""
+        classes = [klass] if klass is not None else self.ctx.threads.classes  # a class that never runs ``inst``
+        # observed nothing there
+        merged: dict[int, bool] = {}
+        for k in classes:
+            for op, read in self._pending_table(k, kind).get(inst.index, {}).items():
+                merged[op] = merged.get(op, False) or read
+        insts = self.ctx.function.instructions
+        fam = f"tcgen05.{kind}"
+        return PendingAt(inst, kind, tuple(Outstanding(insts[o], merged[o]) for o in sorted(merged)
+                                           if insts[o].family == fam),
+                         tuple(insts[o] for o in sorted(merged) if insts[o].family != fam))
+
+    def completed_before(self, op: Instruction, ka: "WarpClass", b: Instruction, kb: "WarpClass") -> bool | None:
+        """Whether the tcgen05.ld / tcgen05.st ``op`` that class ``ka`` issues has completed before ``b`` (class
+        ``kb``, another thread) executes: some ``tcgen05.wait::ld`` / ``wait::st`` of ``ka`` at which ``op`` may be
+        pending (``pending_at``) happens before ``b`` (``must_happen_before``).  A barrier that orders ``op``'s issue
+        before ``b`` does not complete it (PTX ISA tcgen05.wait, ``#tcgen05-instructions-tcgen05-wait``: only the
+        issuing thread's wait does; reference §3.1).  False: ``op`` is ordered before ``b`` but no completing wait
+        is; None: not even ``op``'s issue is ordered before ``b`` (the model does not decide)."""
+        kind = "ld" if op.family == "tcgen05.ld" else "st"
+        wait = f"tcgen05.wait::{kind}"
+        table = self._pending_table(ka, kind)
+        waits = [i for i in self.ctx.function.instructions
+                 if i.family == wait and op.index in table.get(i.index, {})]
+        if any(self.must_happen_before(w, ka, b, kb) for w in waits):
+            return True
+        return False if self.must_happen_before(op, ka, b, kb) else None
+
+    def _pending_table(self, klass: "WarpClass", kind: str) -> dict[int, dict[int, bool]]:
+        """``pending_at``'s table for one class: ``{instruction index: {op index: read on some path}}`` (one
+        simulation per class and kind).  A path's state is the frozenset of ``(op index, read)`` pairs in flight (a
+        register copy of a load result, made while a load is in flight, is such an entry too: ``PendingAt.copies``)."""
+        hit = self._pending.get((id(klass), kind))
+        if hit is not None and hit[0] is klass:
+            return hit[1]
+        insts = self.ctx.function.instructions
+        fam_op, wait = f"tcgen05.{kind}", f"tcgen05.wait::{kind}"
+        ops = frozenset(i.index for i in insts if i.family == fam_op)
+        readers: dict[int, frozenset[int]] = {}
+        renamed: set[int] = set()
+        copies: frozenset[int] = frozenset()
+        if kind == "ld":
+            got: dict[int, set[int]] = {}
+            va = self.ctx.values
+            for i in insts:
+                if i.index in ops:
+                    for r in defined_regs(i):
+                        for u in va.uses_of(i.index, r.name):
+                            got.setdefault(u, set()).add(i.index)
+            readers = {u: frozenset(v) for u, v in got.items()}
+            # the readers of renames of the results too (observed only: ``_ld_uses_before_wait``'s question)
+            stack = [(u, insts[u].operands[0]) for u in readers if is_register_copy(insts[u])]
+            while stack:
+                d, dst = stack.pop()
+                assert isinstance(dst, Reg)
+                for u in va.uses_of(d, dst.name):
+                    if u not in readers and u not in renamed:
+                        renamed.add(u)
+                        if is_register_copy(insts[u]):
+                            stack.append((u, insts[u].operands[0]))
+            copies = frozenset(u for u in (*readers, *renamed) if is_register_copy(insts[u]))
+        table: dict[int, dict[int, bool]] = {}
+        _State = frozenset[tuple[int, bool]]
+        empty: _State = frozenset()
+
+        def transfer(prop: _State, i: Instruction) -> _State:
+            if i.family == wait:
+                return empty
+            read = readers.get(i.index)
+            if read and prop:
+                prop = frozenset((o, r or o in read) for o, r in prop)
+            if i.index in ops or (prop and i.index in copies):
+                prop = prop | {(i.index, False)}
+            return prop
+
+        def observe(_k: "WarpClass", prop: Any, i: Instruction, _facts: Facts) -> None:  # prop: _State
+            if prop:
+                at = table.setdefault(i.index, {})
+                for o, r in prop:
+                    at[o] = at.get(o, False) or r
+
+        def relevant(i: Instruction) -> bool:
+            return i.op in ("tcgen05", "bar", "barrier", "mbarrier", "ret", "exit") or i.index in readers \
+                or i.index in renamed
+
+        if ops:
+            self.ctx.simulate(transfer, empty, observe, classes=[klass], relevant=relevant)
+        self._pending[(id(klass), kind)] = (klass, table)
+        return table
+
+
+@dataclass(frozen=True, slots=True)
+class Outstanding:
+    """A tcgen05.ld / tcgen05.st that may still be in flight (``SyncModel.pending_at``): ``op``, and ``read``:
+    whether some path to the asking instruction read its destination registers since its issue (always False for
+    a store)."""
+
+    op: Instruction
+    read: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PendingAt:
+    """``SyncModel.pending_at``'s answer: at ``at``, the ``kind`` ("ld" / "st") operations of the executing thread
+    not completed by its ``tcgen05.wait::<kind>`` on some path (``ops``, by program order; empty: all complete), and
+    (ld) the register copies of in-flight results made since the latest wait (``copies``)."""
+
+    at: Instruction
+    kind: str
+    ops: tuple[Outstanding, ...]
+    #: register copies (``is_register_copy``) of load results made while some load was pending and with no
+    #: ``tcgen05.wait::ld`` since, on some path: a value copied before the wait is still the in-flight one
+    copies: tuple[Instruction, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

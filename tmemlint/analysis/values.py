@@ -233,6 +233,21 @@ _UNIFORM_SREGS = ("%ctaid", "%nctaid", "%ntid", "%clusterid", "%nclusterid", "%c
                   "%cluster_ctarank", "%cluster_nctarank", "%is_explicit_cluster", "%gridid", "%nsmid")
 
 
+def is_register_copy(inst: Instruction) -> bool:
+    """A register-to-register ``mov`` (PTX ISA ``#data-movement-and-conversion-instructions-mov``) within one
+    register group (the name without its number: ``%r238`` <- ``%r229``, the same ``.reg .b32 %r<N>`` declaration).
+    That is the copy compilers emit for a loop-carried value (an SSA phi): it renames the value and computes nothing.
+    A bit-typed ``mov`` into another group (``mov.b32 %f2, %r6``: nvcc's ``__uint_as_float`` right after a
+    ``tcgen05.ld`` into ``"=r"`` registers) only reinterprets the bits: also a rename, the float's read is the use."""
+    ops = inst.operands
+    if inst.op != "mov" or len(ops) != 2 or type(ops[0]) is not Reg or type(ops[1]) is not Reg:
+        return False
+    dst, src = ops[0].name, ops[1].name
+    if "." in src:
+        return False
+    return dst.rstrip("0123456789") == src.rstrip("0123456789") or any(p in inst.parts for p in ("b16", "b32", "b64"))
+
+
 def defined_regs(inst: Instruction) -> tuple[Reg, ...]:
     """Registers written by ``inst`` (PTX ISA: the destination is the first operand, except for stores, branches,
     barriers other than ``bar.red`` (§9.7.13.1: its destination is written), and the asynchronous tcgen05

@@ -6,108 +6,54 @@ from tmemlint.analysis.control import reach_bits
 from tmemlint.analysis.regions import collect_accesses
 from tmemlint.analysis.sync import ASYNC_TCGEN05
 from tmemlint.analysis.threads import one_warp_executes
-from tmemlint.analysis.values import defined_regs, used_regs
+from tmemlint.analysis.values import defined_regs, is_register_copy
 from tmemlint.checks.context import Grouping
 from tmemlint.checks.registry import rule
-from tmemlint.ir import Reg
 
 
-def pending_ld_uses(ctx) -> dict[int, int]:
+def _ld_uses_before_wait(ctx) -> dict[int, int]:
     """For each tcgen05.ld (by index), the first instruction (by index) that reads one of its destination registers
-    while no tcgen05.wait::ld has executed since the ld, on some path (a forward may-analysis over the CFG: the
-    pending set at a block entry is the union over its predecessors; ``control.must_state`` with a union meet).
+    while the load may still be in flight for the reading thread (``SyncModel.pending_at``: no tcgen05.wait::ld of
+    that thread since the ld, on some feasible path of its warp class).
 
-    A register-to-register ``mov`` of a pending destination is a rename, not a use (nvcc copies the loop-carried
-    result of a load issued in one iteration and waited for in the next): the copy becomes pending for the same ld,
-    and only a later real read of the copy or of the source counts (reported at the bit-cast ``mov`` when the copy is
-    a cast into another register group: the read began there).  The pending set holds ``(register name, ld index,
-    bit-cast index or -1)`` triples (PTX ISA tcgen05.wait, ``#tcgen05-instructions-tcgen05-wait``; register dependencies
-    §9.7.16.6.4.5; reference §2.2)."""
-    from tmemlint.analysis.control import must_state
-
-    fn = ctx.function
-    if not any(i.family == "tcgen05.ld" for i in fn.instructions):
-        return {}
-
-    copies = {i.index for i in fn.instructions if _is_copy(i)}
-    names_memo: dict[frozenset, frozenset] = {frozenset(): frozenset()}
-
-    def names(pending: frozenset) -> frozenset:
-        """The registers of a pending set (a set holds hundreds of entries after a wide tcgen05.ld; the transfer
-        derives the names of the set it makes from those of its input, so most instructions test their
-        destinations against these names instead of scanning the set)."""
-        hit = names_memo.get(pending)
-        if hit is None:
-            hit = names_memo[pending] = frozenset(p[0] for p in pending)
-        return hit
-
-    def made(pending: frozenset, regs: frozenset) -> frozenset:
-        names_memo.setdefault(pending, regs)
-        return pending
-
-    def transfer(pending: frozenset, inst) -> frozenset:
-        fam = inst.family
-        if fam == "tcgen05.wait::ld":
-            return frozenset() if inst.guard is None else pending
-        if pending and inst.index in copies:
-            dst, src = inst.operands[0].name, inst.operands[1].name
-            cast = dst.rstrip("0123456789") != src.rstrip("0123456789")
-            have = names(pending)
-            moved = {(ld, inst.index if cast and site < 0 else site) for reg, ld, site in pending if reg == src} \
-                if src in have else set()
-            if inst.guard is None and dst in have:  # a guarded copy may not run: the old entries of dst stay
-                pending = made(frozenset(p for p in pending if p[0] != dst), have - {dst})
-                have = have - {dst}
-            return made(pending | {(dst, ld, site) for ld, site in moved}, have | {dst} if moved else have)
-        if pending:
-            defs = defined_regs(inst)
-            if defs:
-                have = names(pending)
-                killed = {r.name for r in defs}
-                if not have.isdisjoint(killed):
-                    pending = made(frozenset(p for p in pending if p[0] not in killed), have - killed)
-        if fam == "tcgen05.ld":
-            regs = defined_regs(inst)
-            pending = made(pending | {(r.name, inst.index, -1) for r in regs}, names(pending) | {r.name for r in regs})
-        return pending
-
-    def meet(x: frozenset, y: frozenset) -> frozenset:
-        return made(x | y, names(x) | names(y))
-
-    # only a wait::ld and an instruction that writes registers (a copy, a tcgen05.ld, any redefinition) change the
-    # pending set
-    before = must_state(ctx, transfer, frozenset(), meet=meet,
-                        relevant=lambda i: bool(defined_regs(i)) or i.family == "tcgen05.wait::ld")
+    A register-to-register copy (``is_register_copy``) of a destination is a rename, not a use (nvcc copies the
+    loop-carried result of a load issued in one iteration and waited for in the next): the readers of the copy are
+    followed instead (def-use chains, ``ValueAnalysis.uses_of``) while the value is in flight at each link (the ld or
+    the copy pending at the next reader: ``PendingAt.ops`` / ``copies``), and a read through a bit-cast ``mov`` into another
+    register group is reported at the ``mov`` (the read began there).  PTX ISA tcgen05.wait,
+    ``#tcgen05-instructions-tcgen05-wait``; register dependencies §9.7.16.6.4.5; reference §2.2."""
+    insts = ctx.function.instructions
+    va = ctx.values
+    sync = ctx.sync
     first_use: dict[int, int] = {}
-    for inst in fn.instructions:
-        pending = before.get(inst.index)
-        if not pending or inst.family == "tcgen05.wait::ld" or inst.index in copies:
+    for ld in insts:
+        if ld.family != "tcgen05.ld":
             continue
-        used = {r.name for r in used_regs(inst)}
-        if names(pending).isdisjoint(used):
-            continue
-        for reg, ld, site in pending:
-            at = site if site >= 0 else inst.index  # a bit-cast read before the wait is where the read began
-            if reg in used and (ld not in first_use or at < first_use[ld]):
-                first_use[ld] = at
+        stack = [(ld.index, r.name, -1) for r in defined_regs(ld)]
+        seen: set = set()
+        while stack:
+            d, name, site = stack.pop()
+            if (d, name) in seen:
+                continue
+            seen.add((d, name))
+            for u in va.uses_of(d, name):
+                ui = insts[u]
+                if ui.family == "tcgen05.wait::ld":
+                    continue
+                # the value ``d`` wrote is still in flight at ``u``: the load (or the copy that renamed its value)
+                # was issued (made) with no wait::ld since; a later issue of the same ld in a loop is another value
+                at_u = sync.pending_at(ui, "ld")
+                if not (any(p.op is ld for p in at_u.ops) if d == ld.index else any(c.index == d for c in at_u.copies)):
+                    continue
+                if is_register_copy(ui) and ui.operands[1].name == name:
+                    dst = ui.operands[0].name
+                    cast = dst.rstrip("0123456789") != name.rstrip("0123456789")
+                    stack.append((u, dst, u if cast and site < 0 else site))
+                    continue
+                at = site if site >= 0 else u  # a real read
+                if ld.index not in first_use or at < first_use[ld.index]:
+                    first_use[ld.index] = at
     return first_use
-
-
-def _is_copy(inst) -> bool:
-    """A register-to-register ``mov`` (PTX ISA ``#data-movement-and-conversion-instructions-mov``) within one
-    register group (the name without its number: ``%r238`` ← ``%r229``, the same ``.reg .b32 %r<N>`` declaration).
-    That is the copy compilers emit for a loop-carried value (an SSA phi): it renames the value and computes nothing.
-    A bit-typed ``mov`` into another group (``mov.b32 %f2, %r6``: nvcc's ``__uint_as_float`` right after a
-    ``tcgen05.ld`` into ``"=r"`` registers) only reinterprets the bits: also a rename, the float's read is the use."""
-    ops = inst.operands
-    if inst.op != "mov" or len(ops) != 2 or type(ops[0]) is not Reg or type(ops[1]) is not Reg:
-        return False
-    dst, src = ops[0].name, ops[1].name
-    if "." in src:
-        return False
-    # a bit-cast into another register group (nvcc's `mov.b32 %f1, %r1` for __uint_as_float right after the load)
-    # moves the value without computing with it: a rename too; the float's later read is the use
-    return dst.rstrip("0123456789") == src.rstrip("0123456789") or any(p in inst.parts for p in ("b16", "b32", "b64"))
 
 
 @rule("TM301", "ld-used-before-wait", "info",
@@ -119,27 +65,13 @@ def ld_used_before_wait(ctx):
     ``--extend-select TM301`` as a portability and readability note; TM302 is the hazard (a register use does not
     complete the load for a later overwrite, hand-over or dealloc)."""
     insts = ctx.function.instructions
-    for ld, use in sorted(pending_ld_uses(ctx).items()):
+    for ld, use in sorted(_ld_uses_before_wait(ctx).items()):
         ctx.report("TM301", insts[use],
                    f"reads a destination register of the tcgen05.ld at line {insts[ld].span.line} before "
                    f"tcgen05.wait::ld", [(insts[ld], "tcgen05.ld issued here")])
 
 
 # ---- pending asynchronous tcgen05.ld / tcgen05.st (TM302, TM303) ----------------------------------------------
-
-def _guard_key(ctx, inst):
-    """Canonical key of ``inst``'s guard (same key: same condition), or None when unguarded."""
-    from tmemlint.analysis.threads import normalize
-    from tmemlint.analysis.values import TOP
-
-    if inst.guard is None:
-        return None
-    v = ctx.values.reg_value(inst, inst.guard.reg)
-    if v is TOP:
-        return ("reg", inst.guard.reg.name, inst.guard.negated)
-    key, pol = normalize(v)
-    return (key, pol != inst.guard.negated)
-
 
 def _columns(ctx, inst, k, width):
     """``(slot, lo, hi)`` columns of TMEM operand ``k`` of ``inst``, or None when not constant."""
@@ -320,187 +252,81 @@ def _result_used_after(ctx, ld, point) -> bool:
     return any(can_reach(ctx, point, insts[u]) for r in defined_regs(ld) for u in ctx.values.uses_of(ld.index, r.name))
 
 
-#: Whether a pending tcgen05.ld's registers were read since its issue (``_pending_dataflow``'s state).
-_UNREAD, _READ = False, True
-
-
-def _compared_registers(ctx, branch) -> frozenset:
-    """``(register, reaching definitions)`` of each register that the ``setp`` defining ``branch``'s guard
-    compares (the predicate's single reaching definition; empty when it is not a ``setp``)."""
-    g = branch.guard
-    if g is None:
-        return frozenset()
-    va = ctx.values
-    defs = va.reaching_defs(branch, g.reg.name)
-    if len(defs) != 1:
-        return frozenset()
-    setp = ctx.function.instructions[defs[0]]
-    if setp.op != "setp":
-        return frozenset()
-    return frozenset((o.name, va.reaching_defs(setp, o.name)) for o in setp.operands[1:] if type(o) is Reg)
-
-
-def _exit_correlated(ctx, ops, wait: str):
-    """Loop exits that the flat dataflow cannot decide for a pending operation: ``{(branch block, successor):
-    {op index}}`` where the conditional branch ending ``branch block`` leaves a natural loop that holds the
-    operation and an unguarded ``wait`` (so the operation is waited if the loop goes on), and the branch's
-    comparison reads a register (with the same reaching definitions) that a comparison deciding within the
-    iteration whether the operation is issued also reads.  The software-pipelined epilogue issues the next load
-    under ``c != last`` and exits on ``c >= last``: whether a load can be pending at the exit depends on the
-    values the counter takes, which this dataflow does not track; such an operation is not carried across that
-    exit (a documented limit: no guessed error)."""
-    from tmemlint.analysis.control import control_dependences, natural_loops
-
-    cfg = ctx.cfg
-    blocks = cfg.blocks
-    deps = control_dependences(ctx)
-    loops = natural_loops(ctx)
-    waits = {cfg.block_of[i.index] for i in ctx.function.instructions if i.family == wait and i.guard is None}
-    out: dict = {}
-    g = cfg.graph
-    for op in ops:
-        home = cfg.block_of[op.index]
-        for body in loops:
-            if home not in body or not waits & body:
-                continue
-            # the comparisons that decide within an iteration whether the operation is issued: its guard, and the
-            # branches it is control dependent on whose successors all stay in the loop (not the loop's own test)
-            ctl = frozenset().union(*(_compared_registers(ctx, blocks[b].instructions[-1]) for b in deps.get(home, ())
-                                      if b in body and blocks[b].instructions
-                                      and all(n in body for n in g.successors(b))))
-            if op.guard is not None:
-                ctl |= _compared_registers(ctx, op)
-            if not ctl:
-                continue
-            for a in body:
-                last = blocks[a].instructions[-1] if a in blocks and blocks[a].instructions else None
-                if last is None or last.op != "bra" or last.guard is None:
-                    continue
-                if not _compared_registers(ctx, last) & ctl:
-                    continue
-                for n in g.successors(a):
-                    if n in blocks and n not in body:
-                        out.setdefault((a, n), set()).add(op.index)
-    return out
-
-
-def _pending_dataflow(ctx, kind: str):
-    """Forward may-dataflow of unwaited tcgen05.ld (``kind="ld"``) or tcgen05.st (``"st"``) per thread.
-
-    A pending operation leaves the set at an unguarded ``tcgen05.wait::<kind>`` (a guarded one clears those
-    issued under the same condition).  Reading a tcgen05.ld's destination registers does not complete it: the
-    register dependency orders the value, not the TMEM read, and an overwrite, hand-over or dealloc has no data
-    dependence on it (PTX ISA §9.7.16.6.4.5, reference §3.1).  A hand-over races with a pending load whose
-    registers were read on the way to it or are read after it (one whose result nothing reads is discarded, and
-    what it still reads is observed by no one: ``_result_used_after``).  A loop exit whose test is correlated with the
-    operation's own condition through a loop counter is not crossed (``_exit_correlated``).  Yields
-    ``(instruction, pending op, what)`` hazards."""
+def _pending_hazards(ctx, kind: str):
+    """The places where an unwaited tcgen05.ld (``kind="ld"``) or tcgen05.st (``"st"``) of the executing thread
+    meets something that needs its completion: ``[(instruction, pending op, what)]``.  Which operations are still in
+    flight is the happens-before engine's answer (``SyncModel.pending_at``: per warp class and feasible path, a
+    ``tcgen05.wait::<kind>`` of the same thread completes them; a register read does not, PTX ISA §9.7.16.6.4.5,
+    reference §3.1).  What needs completion: a dealloc of the slot, a hand-over (``is_handover``) whose waiters
+    touch the cells (``_handover_matters``; for a load, one whose registers were read on the way or are read after
+    it: a load nothing reads is discarded, ``_result_used_after``), a write of the loaded cells (ld), an MMA or
+    tcgen05.ld of the stored cells (st)."""
     from tmemlint.analysis.idesc import ld_st_columns
     from tmemlint.analysis.sync import is_handover
 
     fn = ctx.function
-    cfg = ctx.cfg
     fam_op = f"tcgen05.{kind}"
-    wait = f"tcgen05.wait::{kind}"
     ops = [i for i in fn.instructions if i.family == fam_op]
     if not ops:
         return []
-    info = {}
-    for i in ops:
-        k = 1 if kind == "ld" else 0
-        info[i.index] = (_columns(ctx, i, k, ld_st_columns(i)), _guard_key(ctx, i),
-                         {r.name for r in defined_regs(i)} if kind == "ld" else set())
-    blocks = cfg.blocks
-    order = [n for n in cfg.reverse_postorder() if n in blocks]
-    preds = {n: [p for p in cfg.graph.predecessors(n) if p in blocks] for n in order}
-    out_state = {n: frozenset() for n in order}
-    hazards: dict = {}
-    undecided = _exit_correlated(ctx, ops, wait)
-
-    # a load's registers read on the way (``_READ``): the hand-over is a race although nothing reads them after it
-    readers: dict = {}
-    if kind == "ld":
-        for i in ops:
-            for r in defined_regs(i):
-                for u in ctx.values.uses_of(i.index, r.name):
-                    readers.setdefault(u, set()).add(i.index)
-
-    def entry_state(n) -> set:
-        cur: set = set()
-        for p in preds[n]:
-            drop = undecided.get((p, n))
-            cur |= {e for e in out_state[p] if e[0] not in drop} if drop else out_state[p]
-        return cur
-
-    def step(pending: set, inst, record: bool):
+    cols = {i.index: _columns(ctx, i, 1 if kind == "ld" else 0, ld_st_columns(i)) for i in ops}
+    sync = ctx.sync
+    hazards = []
+    for inst in fn.instructions:
         fam = inst.family
-        if fam == wait:
-            if inst.guard is None:
-                pending.clear()
-            else:
-                g = _guard_key(ctx, inst)
-                for e in [e for e in pending if info[e[0]][1] == g]:
-                    pending.discard(e)
-            return
-        if not pending:
-            if fam == fam_op:
-                pending.add((inst.index, _UNREAD))
-            return
-        if record:
-            what = None
-            if fam == "tcgen05.dealloc":
-                slot = ctx.sites.freed_slot.get(inst.index)
-                hit = [p for p, _ in pending if info[p][0] is None or slot is None or info[p][0][0] == slot]
-                what = ("dealloc", hit)
-            elif is_handover(inst):
-                hit = [p for p, read in pending if _handover_matters(ctx, inst, kind, info[p][0])
-                       and (kind != "ld" or read or _result_used_after(ctx, fn.instructions[p], inst))]
-                what = ("handover", hit)
-            elif kind == "ld" and fam in ("tcgen05.mma", "tcgen05.st", "tcgen05.cp", "tcgen05.shift"):
-                w = _tmem_writes(ctx, inst)
-                hit = [p for p, _ in pending if info[p][0] is not None and any(_overlap(info[p][0], r) for r in w)]
-                what = ("overwrite", hit)
-            elif kind == "st" and fam in ("tcgen05.mma", "tcgen05.ld"):
-                regs = _mma_regions(ctx, inst) if fam == "tcgen05.mma" else \
-                    [r for r in [_columns(ctx, inst, 1, ld_st_columns(inst))] if r]
-                hit = [p for p, _ in pending if info[p][0] is not None and any(_overlap(info[p][0], r) for r in regs)]
-                what = ("access", hit)
-            if what and what[1]:
-                hazards.setdefault(inst.index, (what[0], min(what[1])))
-        read = readers.get(inst.index)
-        if read:
-            for e in [e for e in pending if e[0] in read and not e[1]]:
-                pending.discard(e)
-                pending.add((e[0], _READ))
-        if fam == fam_op:
-            pending.add((inst.index, _UNREAD))
+        handover = is_handover(inst)
+        if not (fam == "tcgen05.dealloc" or handover or (kind == "ld" and fam in (
+                "tcgen05.mma", "tcgen05.st", "tcgen05.cp", "tcgen05.shift")) or (kind == "st" and fam in (
+                "tcgen05.mma", "tcgen05.ld"))):
+            continue
+        pending = sync.pending_at(inst, kind).ops
+        if not pending and fam != "tcgen05.dealloc":
+            continue
+        if fam == "tcgen05.dealloc":
+            slot = ctx.sites.freed_slot.get(inst.index)
+            hit = [p.op.index for p in pending if cols[p.op.index] is None or slot is None
+                   or cols[p.op.index][0] == slot]
+            hit += _pending_elsewhere(ctx, ops, inst, cols, slot)
+            what = "dealloc"
+        elif handover:
+            hit = [p.op.index for p in pending if _handover_matters(ctx, inst, kind, cols[p.op.index])
+                   and (kind != "ld" or p.read or _result_used_after(ctx, p.op, inst))]
+            what = "handover"
+        elif kind == "ld":
+            w = _tmem_writes(ctx, inst)
+            hit = [p.op.index for p in pending if cols[p.op.index] is not None
+                   and any(_overlap(cols[p.op.index], r) for r in w)]
+            what = "overwrite"
+        else:
+            regs = _mma_regions(ctx, inst) if fam == "tcgen05.mma" else \
+                [r for r in [_columns(ctx, inst, 1, ld_st_columns(inst))] if r]
+            hit = [p.op.index for p in pending if cols[p.op.index] is not None
+                   and any(_overlap(cols[p.op.index], r) for r in regs)]
+            what = "access"
+        if hit:
+            hazards.append((inst, fn.instructions[min(hit)], what))
+    return hazards
 
-    # a block whose predecessors' states are those it was last computed from is skipped (``step`` without
-    # recording is a function of the state): the same rounds and states as recomputing every block
-    version = {n: 0 for n in order}
-    seen: dict = {}
-    changed = True
-    while changed:
-        changed = False
-        for n in order:
-            stamp = tuple(version[p] for p in preds[n])
-            if seen.get(n) == stamp:
+
+def _pending_elsewhere(ctx, ops, dealloc, cols, slot) -> list:
+    """Indices of the operations ``ops`` (tcgen05.ld or st) that another warp class issues, whose issue is ordered
+    before ``dealloc`` but whose completion is not (``SyncModel.completed_before`` False: a barrier after the load
+    with no ``tcgen05.wait::ld`` of the loading thread before it), on the slot ``dealloc`` frees."""
+    sync = ctx.sync
+    classes = ctx.threads.classes
+    out = []
+    for op in ops:
+        c = cols[op.index]
+        if c is not None and slot is not None and c[0] != slot:
+            continue
+        for kd in classes:
+            if not sync.executes(kd, dealloc):
                 continue
-            seen[n] = stamp
-            cur = entry_state(n)
-            for inst in blocks[n].instructions:
-                step(cur, inst, False)
-            fz = frozenset(cur)
-            if fz != out_state[n]:
-                out_state[n] = fz
-                version[n] += 1
-                changed = True
-    for n in order:
-        cur = entry_state(n)
-        for inst in blocks[n].instructions:
-            step(cur, inst, True)
-    insts = fn.instructions
-    return [(insts[i], insts[p], what) for i, (what, p) in sorted(hazards.items())]
+            if any(ka is not kd and sync.executes(ka, op) and sync.completed_before(op, ka, dealloc, kd) is False
+                   for ka in classes):
+                out.append(op.index)
+                break
+    return out
 
 
 def _sync_sites(ctx) -> list:
@@ -622,7 +448,7 @@ def tmem_reuse_before_wait_ld(ctx):
     """PTX ISA §9.7.16.6 (reference §3): tcgen05.ld is asynchronous; until tcgen05.wait::ld (or a use of its
     registers) the cells may still be read, so an MMA/st/cp writing them, a hand-over to other threads, or a
     dealloc races with the load (write-after-read)."""
-    for inst, ld, what in _pending_dataflow(ctx, "ld"):
+    for inst, ld, what in _pending_hazards(ctx, "ld"):
         text = {"overwrite": f"{inst.family} overwrites TMEM columns that the tcgen05.ld at line {ld.span.line} "
                              f"may still be reading",
                 "handover": f"{inst.opcode} hands over to other threads while the tcgen05.ld at line "
@@ -649,7 +475,7 @@ def tmem_reuse_before_wait_ld(ctx):
 def st_not_waited(ctx):
     """PTX ISA §9.7.16.6 (reference §3): tcgen05.st is asynchronous; readers of the cells (an MMA, a
     tcgen05.ld), other threads and dealloc must be ordered after tcgen05.wait::st."""
-    for inst, st, what in _pending_dataflow(ctx, "st"):
+    for inst, st, what in _pending_hazards(ctx, "st"):
         text = {"access": f"{inst.family} reads TMEM columns that the tcgen05.st at line {st.span.line} may "
                           f"still be writing",
                 "handover": f"{inst.opcode} hands over to other threads while the tcgen05.st at line "

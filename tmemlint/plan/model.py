@@ -24,7 +24,7 @@ from tmemlint.analysis.order import BarrierKey, Chain, Hop
 from tmemlint.analysis.idesc import ld_st_shape
 from tmemlint.analysis.regions import Access, AddressSets, Region, build_regions, collect_accesses
 from tmemlint.analysis.tmem import TMEM_COLUMNS
-from tmemlint.analysis.values import SymAddr, defined_regs, used_regs
+from tmemlint.analysis.values import SymAddr, defined_regs
 from tmemlint.checks.context import FunctionContext
 from tmemlint.checks.registry import codes_tagged
 from tmemlint.ir import Instruction, Module
@@ -749,20 +749,22 @@ class _Kernel:
             return "same warp, other lanes" if len(rw) == 1 and rw == ww else "same warps, other threads"
         return "other warps"
 
+    def _ld_completed_at(self, ld, at) -> bool:
+        """Whether the tcgen05.ld ``ld`` has completed for its issuing thread when that thread reaches ``at``: the
+        happens-before engine's answer (``SyncModel.pending_at``: a tcgen05.wait::ld of the thread on every feasible
+        path of its warp class; a register read of the result does not complete it, PTX ISA §9.7.16.6.4.5)."""
+        return all(p.op is not ld for p in self.ctx.sync.pending_at(at, "ld").ops)
+
     def _same_thread_edge(self, r: Region, rd: Access, wa: Access) -> dict:
         ri, wi = rd.inst.index, wa.inst.index
         f = self.flow
         nxt = f.only_via_back_edge(ri, wi)
         present, missing = [], []
         if rd.role == "ld":
-            dests = {r.name for r in defined_regs(rd.inst)}
-            if f.must_pass(ri, wi, lambda j: _is(self.insts[j], "tcgen05.wait::ld")):
+            # the happens-before engine's completion of the load (``SyncModel.pending_at``): a wait::ld of the
+            # thread on every path; a read of the result registers does not complete it (PTX ISA §9.7.16.6.4.5)
+            if self._ld_completed_at(rd.inst, wa.inst):
                 present.append("tcgen05.wait::ld")
-                guard = "same-thread-wait"
-            elif dests and f.must_pass(ri, wi, lambda j: any(r.name in dests for r in used_regs(self.insts[j]))):
-                # a read of the load's result waits for it (a register dependency orders them in the same thread,
-                # PTX ISA §9.7.16.6.4.5; FlashAttention-4 writes P = exp(S) over S so)
-                present.append("a use of the tcgen05.ld's result registers (register dependency)")
                 guard = "same-thread-wait"
             else:
                 missing.append("tcgen05.wait::ld between the tcgen05.ld and the overwrite")
@@ -858,8 +860,7 @@ class _Kernel:
         releases = [i for h in hops[:1] for i in h.releases]
         waits = [i for h in hops[-1:] for i in h.waits]
         if rd.role == "ld":
-            done = bool(releases) and all(
-                f.must_pass(rd.inst.index, h.index, lambda j: _is(insts[j], "tcgen05.wait::ld")) for h in releases)
+            done = bool(releases) and all(self._ld_completed_at(rd.inst, h) for h in releases)
             if done:
                 present.append("tcgen05.wait::ld")
             else:
@@ -984,8 +985,7 @@ class _Kernel:
         no_wait = []
         exits = [j for j in range(len(self.insts)) if self.insts[j].op in ("ret", "exit")]
         for i in lds:
-            if any(not self.flow.must_pass(i.index, e, lambda j: _is(self.insts[j], "tcgen05.wait::ld"))
-                   for e in exits):
+            if any(not self._ld_completed_at(i, self.insts[e]) for e in exits):
                 no_wait.append(i.span.line)
         held, held_line = self._pending_registers()
         return {

@@ -1,0 +1,80 @@
+"""Unit tests of ``SyncModel.pending_at`` (``analysis/order.py``): which tcgen05.ld are still in flight for the
+thread that reaches an instruction, per warp class and feasible path.  Small hand-written kernels (each accepted
+by ``ptxas -arch=sm_100a`` of CUDA 13.0 without a message) built with
+``test_engine``'s prologue (warp 0 allocates, every warp passes ``bar.sync 0``; ``%r2`` = warp index, ``%r5`` = TMEM
+base, ``%p9`` = a CTA-uniform flag from a parameter), each positive case with a one-instruction twin.
+
+Source: PTX ISA 9.0 tcgen05.wait (``#tcgen05-instructions-tcgen05-wait``: ``wait::ld`` completes every prior
+``tcgen05.ld`` issued by the executing thread), §9.7.16.6.4.5 (a register dependency orders the value, not the TMEM
+read); ``../shared/docs/tcgen05-reference.md`` §3.1.
+"""
+
+from __future__ import annotations
+
+from test_engine import build, swap
+
+LD = "\ttcgen05.ld.sync.aligned.32x32b.x4.b32 {%r40, %r41, %r42, %r43}, [%r5]; // @ld\n"
+WAIT = "\ttcgen05.wait::ld.sync.aligned;\n"
+ARRIVE = "\tmbarrier.arrive.shared::cta.b64 _, [bar0]; // @x\n"
+
+
+def _pending(k, name: str = "x") -> tuple[int, ...]:
+    """Indices of the loads in flight at the instruction marked ``name``."""
+    return tuple(p.op.index for p in k.ctx.sync.pending_at(k.at[name], "ld").ops)
+
+
+def test_wait_completes_own_load():
+    body = LD + WAIT + ARRIVE
+    k = build(body)
+    assert _pending(k) == ()
+    k2 = build(swap(body, WAIT, "\tadd.u32 %r44, %r40, 1;\n"))  # a register read instead of the wait
+    assert _pending(k2) == (k2.at["ld"].index,)
+
+
+def test_wait_on_one_path_only():
+    """A wait under a CTA-uniform condition: the other path reaches the hand-over with the load in flight."""
+    body = LD + "\t@%p9 bra SKIP;\n" + WAIT + "SKIP:\n" + ARRIVE
+    k = build(body)
+    assert _pending(k) == (k.at["ld"].index,)
+    k2 = build(swap(body, "\t@%p9 bra SKIP;\n", "\tbra.uni SKIP2;\nSKIP2:\n"))  # the wait on every path
+    assert _pending(k2) == ()
+
+
+def test_wait_in_another_warp_does_not_complete():
+    """Warp 1 loads; only warp 2 waits: warp 1's load is still in flight at its hand-over."""
+    body = ("\tsetp.ne.u32 %p3, %r2, 1;\n\tsetp.ne.u32 %p4, %r2, 2;\n\t@%p3 bra NOLD;\n" + LD + "NOLD:\n"
+            "\t@%p4 bra NOWAIT;\n" + WAIT + "NOWAIT:\n" + ARRIVE)
+    k = build(body)
+    ld = k.at["ld"].index
+    assert _pending(k) == (ld,)
+    assert tuple(p.op.index for p in k.ctx.sync.pending_at(k.at["x"], "ld", k.warp(1)).ops) == (ld,)
+    assert k.ctx.sync.pending_at(k.at["x"], "ld", k.warp(2)).ops == ()  # warp 2 issued nothing
+    k2 = build(swap(body, "\tsetp.ne.u32 %p4, %r2, 2;\n", "\tsetp.ne.u32 %p4, %r2, 1;\n"))  # warp 1 waits itself
+    assert _pending(k2) == ()
+
+
+def test_load_in_loop_wait_after_loop():
+    """Loads in a counted loop, one wait after it: in flight in the loop (at the next iteration's load and at the
+    in-loop hand-over), complete after the loop."""
+    body = ("\tmov.u32 %r60, 0;\nLOOP:\n" + LD + "\tmbarrier.arrive.shared::cta.b64 _, [bar1]; // @inloop\n"
+            "\tadd.u32 %r60, %r60, 1;\n\tsetp.lt.u32 %p5, %r60, 4;\n\t@%p5 bra LOOP;\n" + WAIT + ARRIVE)
+    k = build(body)
+    ld = k.at["ld"].index
+    assert _pending(k, "inloop") == (ld,)
+    assert _pending(k, "ld") == (ld,)  # the previous iteration's load
+    assert _pending(k) == ()
+    k2 = build(swap(body, WAIT, "\tadd.u32 %r61, %r40, 1;\n"))
+    assert _pending(k2) == (k2.at["ld"].index,)
+
+
+def test_guarded_read_on_lanes_0_15_then_handover():
+    """The result is read only on lanes 0-15 (a guarded use): that read completes nothing, on either group of
+    lanes; ``read`` tells which paths read it."""
+    body = (LD + "\tand.b32 %r62, %r1, 31;\n\tsetp.lt.u32 %p6, %r62, 16;\n"
+            "\t@%p6 st.global.u32 [%rd1], %r40; // @use\n" + ARRIVE)
+    k = build(body)
+    ld = k.at["ld"].index
+    got = k.ctx.sync.pending_at(k.at["x"], "ld").ops
+    assert tuple(p.op.index for p in got) == (ld,) and got[0].read
+    k2 = build(swap(body, ARRIVE, WAIT + ARRIVE))
+    assert _pending(k2) == ()
