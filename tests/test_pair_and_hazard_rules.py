@@ -9,6 +9,7 @@ import pytest
 
 from conftest import FIXTURES
 from tmemlint.analysis.cluster import EITHER, LEADER, UNKNOWN, PairRoles
+from tmemlint.analysis.values import Cmp, Op, Param, SReg, const
 from tmemlint.engine import lint_file
 from tmemlint.ir import Function, Span
 
@@ -47,34 +48,38 @@ def _roles(directives=None) -> PairRoles:
     return PairRoles(fn, NoValues())
 
 
-RANK = ("sreg", "%cluster_ctarank")
+RANK = SReg("sreg", "%cluster_ctarank")
 
 
 def _eq(a, b):
-    return ("cmp", "eq", a, b)
+    return Cmp("cmp", "eq", a, b)
+
+
+def _op(*items):
+    return Op(("op",) + items)
 
 
 def test_leader_tests_decide_the_role():
     roles = _roles()
     assert roles.role(frozenset()) == EITHER  # no test at all: both CTAs of the pair run it
-    assert roles.role(frozenset({(_eq(RANK, ("c", 0)), True)})) == LEADER
-    parity = _eq(("op", "and", RANK, ("c", 1), 1), ("c", 0))
+    assert roles.role(frozenset({(_eq(RANK, const(0)), True)})) == LEADER
+    parity = _eq(_op("and", RANK, const(1), 1), const(0))
     assert roles.role(frozenset({(parity, True)})) == LEADER
     assert roles.role(frozenset({(parity, False)})) == EITHER  # the odd CTA
-    assert roles.role(frozenset({(_eq(RANK, ("c", 1)), True)})) == EITHER
-    ctaid_parity = _eq(("op", "and", ("sreg", "%ctaid.x"), ("c", 1), 1), ("c", 0))
+    assert roles.role(frozenset({(_eq(RANK, const(1)), True)})) == EITHER
+    ctaid_parity = _eq(_op("and", SReg("sreg", "%ctaid.x"), const(1), 1), const(0))
     assert roles.role(frozenset({(ctaid_parity, True)})) == LEADER  # pairs along x, the shape every launch uses
-    bfe = _eq(("op", "bfe", RANK, ("c", 0), ("c", 1), 1), ("c", 0))
+    bfe = _eq(_op("bfe", RANK, const(0), const(1), 1), const(0))
     assert roles.role(frozenset({(bfe, True)})) == LEADER
 
 
 def test_declared_cluster_shape_is_used():
-    ctaid_parity = _eq(("op", "and", ("sreg", "%ctaid.x"), ("c", 1), 1), ("c", 0))
+    ctaid_parity = _eq(_op("and", SReg("sreg", "%ctaid.x"), const(1), 1), const(0))
     # pairs along y (1 x 2 cluster): %ctaid.x parity no longer tells leader from peer
     assert _roles({"reqnctapercluster": (1, 2, 1)}).role(frozenset({(ctaid_parity, True)})) == EITHER
     assert _roles({"reqnctapercluster": (2, 1, 1)}).role(frozenset({(ctaid_parity, True)})) == LEADER
 
 
 def test_identity_mixed_with_unknown_values_is_undecided():
-    mixed = _eq(RANK, ("param", "k_param_0", 0))
+    mixed = _eq(RANK, Param("param", "k_param_0", 0))
     assert _roles().role(frozenset({(mixed, True)})) == UNKNOWN
