@@ -85,7 +85,7 @@ def test_colour_only_on_tty_without_no_color(monkeypatch, tty, no_color, want):
         monkeypatch.delenv("NO_COLOR", raising=False)
     else:
         monkeypatch.setenv("NO_COLOR", no_color)
-    assert cli._use_color() is want
+    assert cli.use_color() is want
 
 
 def test_concise(kernel):

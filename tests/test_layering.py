@@ -119,3 +119,21 @@ def test_function_level_imports_do_not_grow():
     """Every import goes down (``test_imports_only_go_down`` reads those inside functions too); their number
     inside functions may only shrink: lower ``MAX_FUNCTION_IMPORTS`` when it does."""
     assert len(function_imports()) <= MAX_FUNCTION_IMPORTS
+
+
+def private_imports() -> list[str]:
+    """``module: name`` for each private name (one leading underscore) that a module imports from another
+    tmemlint module: a private name is its module's own business (the brief: no private names across modules)."""
+    out = []
+    for path in PACKAGE.rglob("*.py"):
+        name = module_name(path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("tmemlint") \
+                    and node.module != name:
+                out += [f"{name}: {node.module}.{a.name}" for a in node.names
+                        if a.name.startswith("_") and not a.name.startswith("__")]
+    return sorted(out)
+
+
+def test_no_private_names_across_modules():
+    assert private_imports() == []

@@ -54,7 +54,7 @@ class FailOn(str, Enum):
     never = "never"
 
 
-def _fail(message: str) -> None:
+def fail(message: str) -> None:
     _echo(f"tmemlint: {message}", err=True)
     raise SystemExit(2)
 
@@ -127,7 +127,7 @@ def statistics(findings: Iterable[Finding]) -> list[tuple[str, str, int]]:
     return sorted(((c, names[c], n) for c, n in counts.items()), key=lambda x: (-x[2], x[0]))
 
 
-def _use_color() -> bool:
+def use_color() -> bool:
     return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
@@ -287,7 +287,7 @@ def run_check(paths, output_format: OutputFormat = OutputFormat.text, output_fil
     if not paths:
         paths = ["-"] if stdin_filename is not None else ["."]
     if jobs is not None and jobs < 1:
-        _fail(f"--jobs: must be at least 1 (got {jobs})")
+        fail(f"--jobs: must be at least 1 (got {jobs})")
     n_jobs = jobs or os.cpu_count() or 1
     try:
         settings = Settings(config, isolated, Overrides(
@@ -308,7 +308,7 @@ def run_check(paths, output_format: OutputFormat = OutputFormat.text, output_fil
             stdin_task = (display, _source_options(settings.options_for(stdin_filename or os.path.join(
                 os.getcwd(), "-")), define, compile_, nvcc_arg, include_dir, build_path, stdin_filename))
     except ConfigError as e:
-        _fail(str(e))
+        fail(str(e))
 
     status = 0
     notifications: list[str] = []
@@ -350,7 +350,7 @@ def run_check(paths, output_format: OutputFormat = OutputFormat.text, output_fil
         try:
             n = write(findings, write_baseline)
         except BaselineError as e:
-            _fail(str(e))
+            fail(str(e))
         _echo(f"tmemlint: wrote {n} finding{'s' if n != 1 else ''} to {write_baseline}", err=True)
         return status
     hidden = 0
@@ -360,7 +360,7 @@ def run_check(paths, output_format: OutputFormat = OutputFormat.text, output_fil
         try:
             keys = read_baseline(baseline)
         except BaselineError as e:
-            _fail(str(e))
+            fail(str(e))
         kept = filter_baseline(findings, keys, baseline)
         hidden = len(findings) - len(kept)
         findings = kept
@@ -368,13 +368,13 @@ def run_check(paths, output_format: OutputFormat = OutputFormat.text, output_fil
     if show_witness is None:
         show_witness = output_file is None and sys.stdout.isatty()
     text = _render(findings, sources, output_format, show_statistics, notifications, hidden,
-                   color=output_file is None and _use_color(), witness=show_witness)
+                   color=output_file is None and use_color(), witness=show_witness)
     if output_file is not None:
         try:
             with open(output_file, "w", encoding="utf-8") as fh:
                 fh.write(text)
         except OSError as e:
-            _fail(f"{output_file}: cannot write: {e.strerror or e}")
+            fail(f"{output_file}: cannot write: {e.strerror or e}")
     else:
         sys.stdout.write(text)
     if not quiet and results and output_format in (OutputFormat.text, OutputFormat.concise, OutputFormat.github):

@@ -17,8 +17,8 @@ import typer
 from tmemlint.version import __version__
 from tmemlint.checks.registry import RULES, load_all, resolve_prefix
 from tmemlint.checkcmd import (  # noqa: F401 - the check command's helpers, re-exported for their users
-    PROGRESS_MIN_FILES, STDIN_DISPLAY, FailOn, OutputFormat, _fail, _lint_task, _render, _show_settings,
-    _source_options, _use_color, lint_tasks, present, run_check, statistics, summary)
+    PROGRESS_MIN_FILES, STDIN_DISPLAY, FailOn, OutputFormat, fail, lint_tasks, present, run_check, statistics, summary,
+    use_color)
 from tmemlint.plan.command import plan_command
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -147,7 +147,7 @@ def server_cmd():
     try:
         from tmemlint.server import main as serve
     except ImportError as e:
-        _fail(f"the language server needs pygls ({e}); install it with: pip install 'tmemlint[server]'")
+        fail(f"the language server needs pygls ({e}); install it with: pip install 'tmemlint[server]'")
     serve()
 
 

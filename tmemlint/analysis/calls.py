@@ -25,7 +25,7 @@ from tmemlint.analysis.cfg import CFG, build_cfg
 from tmemlint.analysis.threads import Expr, Facts, GuardOracle, WarpClass, thread_predicates
 from tmemlint.analysis.tmem import Slot, TmemSites, tmem_sites
 from tmemlint.analysis.values import (TOP, Cmp, Const, Op, PAnd, Param, PNot, POr, SymAddr, TmemAddr, Value,
-                                      ValueAnalysis, _cmp, _pnot, const, is_stable, opaque, opaque_deps)
+                                      ValueAnalysis, cmp_value, pnot_value, const, is_stable, opaque, opaque_deps)
 from tmemlint.ir import Address, Function, Instruction, Module, Operand, ParenList, Reg, Sym
 
 #: the call graph of a module's functions with bodies: caller name → the names of the functions it calls directly
@@ -363,11 +363,11 @@ def _substitute(v: Value, binding: dict[str, Value], name: str) -> Value:
             a, b = _substitute(a0, binding, name), _substitute(b0, binding, name)
             if a is a0 and b is b0:
                 return v
-            r = _cmp(c, a, b)
+            r = cmp_value(c, a, b)
             return r if r is not None else Cmp("cmp", c, a, b)
         case PNot(p=p0):
             a = _substitute(p0, binding, name)
-            return v if a is p0 else _pnot(a)
+            return v if a is p0 else pnot_value(a)
         case PAnd(tag=tag, p=a0, q=b0) | POr(tag=tag, p=a0, q=b0):
             a, b = _substitute(a0, binding, name), _substitute(b0, binding, name)
             if a is a0 and b is b0:

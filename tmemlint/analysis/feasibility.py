@@ -36,7 +36,7 @@ from typing import Any
 from tmemlint.analysis import digraph
 from tmemlint.analysis.cfg import CFG, ENTRY, Node
 from tmemlint.analysis.threads import Facts, GuardOracle, normalize
-from tmemlint.analysis.values import (TOP, Cmp, Const, Op, Opaque, PAnd, PNot, POr, Value, ValueAnalysis, _int_type,
+from tmemlint.analysis.values import (TOP, Cmp, Const, Op, Opaque, PAnd, PNot, POr, Value, ValueAnalysis, int_type,
                                       opaque, opaque_deps)
 from tmemlint.ir import Imm, Instruction, Reg
 
@@ -121,7 +121,7 @@ class _Query:
 
 def _width(inst: Instruction, default: int = 32) -> int:
     """The bit width of ``inst``'s integer type (``add.s32``: 32, ``mul.wide.u32``: 64 for the result)."""
-    ty = _int_type(inst)
+    ty = int_type(inst)
     if ty is None:
         return default
     w = int(ty[1:])
@@ -287,7 +287,7 @@ class Feasibility:
                 if type(v) is not Cmp:
                     continue
                 k = normalize(v)[0]
-                ty = _int_type(inst)
+                ty = int_type(inst)
                 table[k] = ty if table.get(k, ty) == ty else None
             self._cmp_types = table
         return self._cmp_types.get(key)
@@ -374,7 +374,7 @@ class Feasibility:
             if inst.guard is not None or len(inst.operands) != 3:
                 return None
             cmp = next((p for p in inst.parts[1:] if p in _CMPS), None)
-            ty = _int_type(inst)
+            ty = int_type(inst)
             if cmp is None or ty is None:
                 return None
             a = self._operand(inst, 1, w, qy, depth)

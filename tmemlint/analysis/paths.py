@@ -80,7 +80,7 @@ class ExitState:
     exit_inst: Instruction | None
 
 
-def _per_object(cache: dict[int, tuple[object, _T]], obj: object, make: Callable[[], _T]) -> _T:
+def per_object(cache: dict[int, tuple[object, _T]], obj: object, make: Callable[[], _T]) -> _T:
     """``make()`` computed once per object ``obj`` (by identity; the entry keeps ``obj`` alive, so its ``id`` is
     not reused while cached)."""
     hit = cache.get(id(obj))
@@ -109,7 +109,7 @@ class PropertySimulation:
         self.va = va
         # one oracle (and its memo) per class for every rule's simulation
         if oracle is None:
-            oracle = _per_object(va.oracles, klass, lambda: GuardOracle(va, klass))
+            oracle = per_object(va.oracles, klass, lambda: GuardOracle(va, klass))
         self.oracle = oracle
         self.init_facts = init_facts
         self.transfer_facts = transfer_facts
@@ -132,7 +132,7 @@ class PropertySimulation:
         #: instructions that need full processing: guarded ones, exits, and those the property looks at;
         #: every other instruction only kills the facts that depend on its definitions (computed once per
         #: ``relevant`` for all the warp classes of a ``FunctionContext.simulate``)
-        self._interesting = _per_object(va.interesting, relevant, lambda: {
+        self._interesting = per_object(va.interesting, relevant, lambda: {
             i.index for i in cfg.function.instructions if i.guard is not None or i.op in ("ret", "exit", "trap")
             or relevant is None or relevant(i)} | set(self._regval_defs))
 
@@ -243,7 +243,7 @@ class PropertySimulation:
         # predecessors, so each block of an acyclic region is visited once per property change instead of once per
         # arrival (a LIFO stack re-walked everything below a join each time one more predecessor arrived: quadratic
         # visits with linear fact sets on a chain of diamonds)
-        rank, routes = _per_object(self.va.routing, cfg, lambda: _routing(cfg))
+        rank, routes = per_object(self.va.routing, cfg, lambda: _routing(cfg))
         work: list[tuple[int, int]] = []  # (rank, block id): a heap
         queued: set[int] = set()
 
@@ -271,7 +271,7 @@ class PropertySimulation:
                 queued.add(node)
                 heappush(work, (rank[node], node))
 
-        plans: dict[int, tuple[list[Instruction], frozenset[int]]] = _per_object(
+        plans: dict[int, tuple[list[Instruction], frozenset[int]]] = per_object(
             self.va.plans, self._interesting, dict)
         first = next(iter(g.successors("entry")))
         arrive(first, self.init, self.init_facts, None)

@@ -28,7 +28,7 @@ from functools import lru_cache
 from typing import Any
 
 from tmemlint.analysis.cluster import evaluate
-from tmemlint.analysis.values import TOP, Cmp, Tid, Value, ValueAnalysis, _NEGATE, _cmp, opaque_deps
+from tmemlint.analysis.values import TOP, Cmp, Tid, Value, ValueAnalysis, NEGATE, cmp_value, opaque_deps
 from tmemlint.ir import Function, Instruction, Reg
 from tmemlint.threadexpr import CMP as _CMP, eval_tid
 
@@ -58,10 +58,10 @@ def normalize(v: Value) -> tuple[Value, bool]:
         v = v[1]
         pol = not pol
     if isinstance(v, tuple) and v and v[0] == "cmp" and v[1] not in _POSITIVE:
-        return Cmp("cmp", _NEGATE[v[1]], v[2], v[3]), not pol
+        return Cmp("cmp", NEGATE[v[1]], v[2], v[3]), not pol
     if isinstance(v, tuple) and v and v[0] == "tid" and v[1][0] == "cmp" and v[1][1] not in _POSITIVE:
         e = v[1]
-        return Tid("tid", ("cmp", _NEGATE[e[1]], e[2], e[3])), not pol
+        return Tid("tid", ("cmp", NEGATE[e[1]], e[2], e[3])), not pol
     return v, pol
 
 
@@ -294,7 +294,7 @@ class GuardOracle:
             b = self.resolve(v[3], facts, depth + 1)
             if a is None or b is None:
                 return None
-            c: Value | None = _cmp(v[1], a, b)
+            c: Value | None = cmp_value(v[1], a, b)
             return c
         if tag == "opq" and isinstance(v[1], int):
             inst = self.va.insts[v[1]]

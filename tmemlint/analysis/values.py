@@ -285,7 +285,7 @@ def _defined_regs(inst: Instruction) -> list[Reg]:
     return []
 
 
-def _regs_in(o: Operand, out: list[Reg]) -> None:
+def regs_in(o: Operand, out: list[Reg]) -> None:
     """Append the registers operand ``o`` reads to ``out`` (an address's base and coordinates included)."""
     if type(o) is Reg:
         out.append(o)
@@ -293,10 +293,10 @@ def _regs_in(o: Operand, out: list[Reg]) -> None:
         if type(o.base) is Reg:
             out.append(o.base)
         if o.coords is not None:
-            _regs_in(o.coords, out)
+            regs_in(o.coords, out)
     elif type(o) is Vec or type(o) is ParenList:
         for x in o.items:
-            _regs_in(x, out)
+            regs_in(x, out)
     elif type(o) is NotReg:
         out.append(o.reg)
     elif type(o) is RegPair:
@@ -321,7 +321,7 @@ def _used_regs(inst: Instruction) -> list[Reg]:
     if start and inst.op == "wgmma":
         start = 0
     for o in ops[start:]:
-        _regs_in(o, out)
+        regs_in(o, out)
     if inst.guard is not None:
         out.append(inst.guard.reg)
     return out
@@ -331,7 +331,7 @@ def _used_regs(inst: Instruction) -> list[Reg]:
 # (their evaluator lives below the analyses and the front ends: tmemlint.threadexpr)
 
 
-def _int_type(inst: Instruction) -> str | None:
+def int_type(inst: Instruction) -> str | None:
     """The integer type suffix of ``inst`` (``u32``, ``s64``, ``b32`` ...), or None (floating point, none)."""
     for p in reversed(inst.parts):
         if len(p) >= 2 and p[0] in "usb" and p[1:].isdigit():
@@ -341,7 +341,7 @@ def _int_type(inst: Instruction) -> str | None:
 
 _SWAP = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "lo": "hi", "hi": "lo", "ls": "hs", "hs": "ls",
          "eq": "eq", "ne": "ne"}
-_NEGATE = {"eq": "ne", "ne": "eq", "lt": "ge", "ge": "lt", "le": "gt", "gt": "le", "lo": "hs", "hs": "lo",
+NEGATE = {"eq": "ne", "ne": "eq", "lt": "ge", "ge": "lt", "le": "gt", "gt": "le", "lo": "hs", "hs": "lo",
            "ls": "hi", "hi": "ls"}
 
 _ARITH = {"add": "add", "sub": "sub", "mul": "mul", "shl": "shl", "shr": "shr", "and": "and", "or": "or",
@@ -395,15 +395,15 @@ class ValueAnalysis:
         self.single_def: dict[str, int] = {}
         #: dependencies of guard predicate keys, filled by ``tmemlint.analysis.threads.GuardOracle``
         self.guard_deps: dict[object, frozenset[int]] = {}
-        #: ``GuardOracle`` per warp class, shared by the simulations (``paths._per_object``)
+        #: ``GuardOracle`` per warp class, shared by the simulations (``paths.per_object``)
         #: (the entries' type is ``GuardOracle``, kept ``Any`` while threads.py is untyped: a typed oracle would
         #: expose its untyped ``assume`` to the strictly typed ``witness``)
         self.oracles: dict[int, tuple[object, Any]] = {}
-        #: ``PropertySimulation``'s instructions of interest per ``relevant`` predicate (``paths._per_object``)
+        #: ``PropertySimulation``'s instructions of interest per ``relevant`` predicate (``paths.per_object``)
         self.interesting: dict[int, tuple[object, set[int]]] = {}
         #: caches of the modules above, declared here (not added to ``__dict__`` on first use) so the class has a
         #: fixed layout (a compiled class has no ``__dict__``): ``PropertySimulation``'s register-value facts by
-        #: (instruction index, facts), its per-CFG routing and per-``relevant`` block plans (``paths._per_object``)
+        #: (instruction index, facts), its per-CFG routing and per-``relevant`` block plans (``paths.per_object``)
         self.regval_memo: dict[Any, Any] = {}
         self.routing: dict[int, tuple[object, Any]] = {}
         self.plans: dict[int, tuple[object, Any]] = {}
@@ -593,7 +593,7 @@ class ValueAnalysis:
         if type(o) is Address:
             return self.address_value(inst, o)
         if type(o) is NotReg:
-            return _pnot(self.reg_value(inst, o.reg))
+            return pnot_value(self.reg_value(inst, o.reg))
         return TOP
 
     def address_value(self, inst: Instruction, a: Address) -> Value:
@@ -870,8 +870,8 @@ class ValueAnalysis:
             if c1 == c0 or q is TOP:
                 continue
             kk = other.value
-            r = q if kk == c1 else (_pnot(q) if kk == c0 else Const("c", 0))
-            return _pnot(r) if cmp == "ne" else r
+            r = q if kk == c1 else (pnot_value(q) if kk == c0 else Const("c", 0))
+            return pnot_value(r) if cmp == "ne" else r
         return None
 
     def _compute(self, inst: Instruction, op: str, args: list[Value]) -> Value | None:
@@ -884,7 +884,7 @@ class ValueAnalysis:
             return args[-1] if op != "mov" else args[0]
         if "pred" in inst.parts and op in ("and", "or", "xor", "not"):
             if op == "not":
-                return _pnot(args[0]) if args and args[0] is not TOP else None
+                return pnot_value(args[0]) if args and args[0] is not TOP else None
             if len(args) < 2 or TOP in args:
                 return None
             if op == "and":
@@ -901,7 +901,7 @@ class ValueAnalysis:
             r = _binop(name, args[0], args[1], idx)
             if isinstance(r, _CONSTS) and isinstance(args[0], _CONSTS) and isinstance(args[1], _CONSTS) \
                     and not inst.has("wide"):
-                r = _wrapped(r, _int_type(inst))  # §5.2: the result is the value modulo 2^w of the register
+                r = _wrapped(r, int_type(inst))  # §5.2: the result is the value modulo 2^w of the register
             return r
         if op == "mad" and len(args) == 3 and not inst.has("hi"):
             return _binop("add", _binop("mul", args[0], args[1], idx), args[2], idx)
@@ -912,7 +912,7 @@ class ValueAnalysis:
                 case Const(value=k):
                     return const(~k)
                 case Cmp() | PNot() | PAnd() | POr() as pa:
-                    return _pnot(pa)
+                    return pnot_value(pa)
                 case Op() as oa:
                     return _binop("sub", const(-1), oa, idx)  # ~x == -1 - x in two's complement (§9.7.8.x ``not``)
             return _generic("not", args, idx)
@@ -920,11 +920,11 @@ class ValueAnalysis:
             cmp = next((p for p in inst.parts[1:] if p in _CMP), None)
             if cmp is None or len(args) < 2:
                 return None
-            ty = _int_type(inst)
+            ty = int_type(inst)
             a, b = args[0], args[1]
             if ty is not None and type(a) is Const and type(b) is Const:
                 a, b = const(_wrap(a.value, ty)), const(_wrap(b.value, ty))
-            p = self._selp_test(inst, cmp, a, b) or _cmp(cmp, a, b, ty)
+            p = self._selp_test(inst, cmp, a, b) or cmp_value(cmp, a, b, ty)
             if p is None:
                 return None
             if len(args) >= 3:  # setp.cmp.bop: combined with a third predicate operand
@@ -936,7 +936,7 @@ class ValueAnalysis:
                 return None
             return p
         if op == "bfe" and len(args) == 3:
-            field = _bfe(args[0], args[1], args[2], _int_type(inst))
+            field = _bfe(args[0], args[1], args[2], int_type(inst))
             if field is not None:
                 return field
             if not inst.has("s32") and not inst.has("s64"):
@@ -1087,7 +1087,7 @@ def _special(name: str) -> Value | None:
     return None
 
 
-def _pnot(p: Value) -> Value:
+def pnot_value(p: Value) -> Value:
     """The negation of predicate value ``p`` (a comparison negated in place, a constant flipped)."""
     match p:
         case Top():
@@ -1095,13 +1095,13 @@ def _pnot(p: Value) -> Value:
         case PNot(p=inner):
             return inner
         case Cmp(cmp=c, a=a, b=b):
-            return Cmp("cmp", _NEGATE[c], a, b)
+            return Cmp("cmp", NEGATE[c], a, b)
         case Const(value=k):
             return const(0 if k else 1)
     return PNot("pnot", p)
 
 
-def _cmp(cmp: str, a: Value, b: Value, ty: str | None = None) -> Value | None:
+def cmp_value(cmp: str, a: Value, b: Value, ty: str | None = None) -> Value | None:
     """The predicate ``a cmp b``; ``ty`` is the comparison's integer type (``setp.gt.u32``: ``u32``), None when
     unknown.  A thread expression that may be negative, compared as an unsigned or bit type, is compared as the
     register holds it (``("wrap", ty, e)``): compilers test a warp range ``4 <= w <= 11`` as ``(w - 4) <=u 7``,

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from tmemlint.analysis.cfg import CFG, EXIT
-from tmemlint.analysis.paths import Facts, _per_object
+from tmemlint.analysis.paths import Facts, per_object
 from tmemlint.analysis.sync import is_handover, is_sync
 from tmemlint.analysis.threads import GuardOracle, WarpClass
 from tmemlint.analysis.values import ValueAnalysis
@@ -63,7 +63,7 @@ def branch_steps(cfg: CFG, va: ValueAnalysis, klass: WarpClass, start: Instructi
     instruction for which ``avoid`` holds, in path order; with ``syncs``, also the synchronizations and hand-overs
     the path executes (``analysis.sync.is_sync``, ``is_handover``).  ``[]`` when nothing lies between them, None when the search finds no
     such path (the caller then shows the steps without branch decisions)."""
-    oracle = _per_object(va.oracles, klass, lambda: GuardOracle(va, klass))
+    oracle = per_object(va.oracles, klass, lambda: GuardOracle(va, klass))
     g = cfg.graph
     insts = cfg.function.instructions
     if start is None:

@@ -9,7 +9,7 @@ from tmemlint.analysis.publication import ReleaseSyncModel, unfenced_relaxed_arr
 from tmemlint.analysis.sync import tmem_operand_indices
 from tmemlint.analysis.threads import is_lane_fact
 from tmemlint.analysis.tmem import trap_checked_bases
-from tmemlint.analysis.values import (TOP, Const, Op, Param, SReg, SymAddr, SymInside, Tid, TmemAddr, _regs_in,
+from tmemlint.analysis.values import (TOP, Const, Op, Param, SReg, SymAddr, SymInside, Tid, TmemAddr, regs_in,
                                       defined_regs, eval_tid)
 from tmemlint.checks.registry import rule
 from tmemlint.ir import Address, Imm, Reg
@@ -507,7 +507,7 @@ def _flows_to_tmem_operand(ctx, load) -> bool:
 def _names(o) -> set[str]:
     """Register names inside operand ``o``."""
     out: list = []
-    _regs_in(o, out)
+    regs_in(o, out)
     return {r.name for r in out}
 
 

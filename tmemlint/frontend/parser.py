@@ -16,8 +16,8 @@ from lark import Lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from tmemlint.frontend.split import Layout, layout
-from tmemlint.frontend.transformer import (MAX_SCOPE_DEPTH, IRBuilder, NestingTooDeep, SpacedName, _Decl,
-                                          _declared_variables)
+from tmemlint.frontend.transformer import (MAX_SCOPE_DEPTH, IRBuilder, NestingTooDeep, SpacedName, Decl,
+                                          declared_variables)
 from tmemlint.ir import Function, Module, SourcePos
 
 
@@ -363,8 +363,8 @@ def parse_module(text: str, path: str) -> Module:
     for item in items:
         if isinstance(item, Function):
             module.functions.append(item)
-        elif isinstance(item, _Decl):
-            for v in _declared_variables(item):
+        elif isinstance(item, Decl):
+            for v in declared_variables(item):
                 module.variables[v.name] = v
         elif isinstance(item, tuple):
             kind, value = item

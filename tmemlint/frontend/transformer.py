@@ -65,7 +65,7 @@ def _span(first: Token, last: Token | None = None) -> Span:
 
 
 @dataclass(slots=True)
-class _Decl:
+class Decl:
     quals: list[tuple[str, int | None]]
     items: list[tuple[str, int | None, int | None, Token]]  # name, range count, array elems, token
 
@@ -296,7 +296,7 @@ class IRBuilder(Transformer):
         return (tok.value, count, elems, tok)
 
     def declaration(self, c):
-        return _Decl(c[0], c[1:])
+        return Decl(c[0], c[1:])
 
     def param(self, c):
         quals = c[0]
@@ -356,7 +356,7 @@ class IRBuilder(Transformer):
         return c
 
 
-def _declared_variables(decl: _Decl) -> list[Variable]:
+def declared_variables(decl: Decl) -> list[Variable]:
     space, typ, align, extern = _decl_space(decl.quals)
     out = []
     size = _type_size(typ)
@@ -439,7 +439,7 @@ def flatten_body(fn: Function, statements: list) -> None:
         if sid == 0:  # the function's own scope: a register declared without '%' (CuTe DSL's named registers)
             local = dict(renames)
             for s in stmts:
-                if isinstance(s, _Decl) and _decl_space(s.quals)[0] == "reg":
+                if isinstance(s, Decl) and _decl_space(s.quals)[0] == "reg":
                     for name, count, _e, _t in s.items:
                         for nm in ([name] if count is None else [f"{name}{k}" for k in range(count)]):
                             if not nm.startswith("%"):
@@ -447,7 +447,7 @@ def flatten_body(fn: Function, statements: list) -> None:
         if sid > 0:  # a nested scope: its declarations and labels shadow outer names
             local = dict(renames)
             for s in stmts:
-                if isinstance(s, _Decl):
+                if isinstance(s, Decl):
                     is_reg = _decl_space(s.quals)[0] == "reg"
                     for name, count, _e, _t in s.items:
                         names = [name] if count is None else [f"{name}{k}" for k in range(count)]
@@ -480,8 +480,8 @@ def flatten_body(fn: Function, statements: list) -> None:
             elif isinstance(s, _BranchTargets):
                 if pending_label is not None:
                     fn.branch_targets[pending_label] = tuple(local.get(t, t) for t in s.targets)
-            elif isinstance(s, _Decl):
-                for v in _declared_variables(s):
+            elif isinstance(s, Decl):
+                for v in declared_variables(s):
                     if v.space != "reg":
                         fn.variables[local.get(v.name, v.name)] = v
             elif isinstance(s, _Scope):
