@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Union, cast
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeGuard, Union, cast
 
 from mypy_extensions import mypyc_attr
 
@@ -201,12 +201,32 @@ values compare and hash as the tagged tuples they were (``Param`` and ``SymAddr`
 sets and dictionaries, and a plain tagged tuple built elsewhere still equals its typed twin).  Thread expressions
 (``Tid.expr``) and ``paths``' ``("regval", ...)`` fact keys are other domains, still plain tuples."""
 
-Value = tuple[Any, ...]
-"""The type values are declared with while readers move to ``match`` (issue 24 item 2): every class of
-``TypedValue`` is one.  It becomes ``TypedValue`` when no module reads a value by index any more (with the union,
-``mypy --strict`` still reports some 400 index reads in 12 modules)."""
+Value = TypedValue
+"""The type values are declared with: the union of the value classes (issue 24 item 2), read with ``match`` or
+``type(v) is Cls`` and field names.  A key that may also be of another domain (``threads.FactKey``: a ``("phi",
+...)``, ``("mem", ...)`` or ``("regval", ...)`` fact key) is a ``tuple[Any, ...]``; ``is_value`` tells them apart."""
 
 TOP: Top = Top("top")
+
+
+def with_items(v: TypedValue, items: tuple[Any, ...]) -> TypedValue:
+    """A value of ``v``'s class made of the tuple items ``items`` (its tag first): ``threads.cross_warp_facts``
+    renames parts of a fact key (an opaque load becomes a ``("mem", ...)`` key) and keeps the key's class, so
+    that it is still read with ``match``."""
+    if type(v) is Op:
+        return Op(items)
+    made: TypedValue = cast(Any, type(v))._make(items)
+    return made
+
+
+_VALUE_CLASSES = frozenset({Const, ConstSet, SymAddr, SymInside, TmemAddr, Tid, Param, SReg, Cmp, PNot, PAnd, POr,
+                            Opaque, Top, Op})
+
+
+def is_value(x: object) -> TypeGuard[TypedValue]:
+    """Whether ``x`` is a value of this domain (of a class of ``TypedValue``), not a plain tuple of another domain
+    (a ``threads`` fact key ``("phi", ...)``, a thread expression)."""
+    return type(x) in _VALUE_CLASSES
 
 
 _CONSTS = (Const, ConstSet)
