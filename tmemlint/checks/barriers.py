@@ -431,9 +431,9 @@ def _targets_one_pair(ctx: FunctionContext, sender: Instruction) -> bool:
     if sender.op != "tcgen05" or "cta_group::2" not in sender.parts or len(sender.operands) < 2:
         return False
     v = ctx.values.value(sender, sender.operands[1])
-    if v is TOP or v[0] != "c" or not isinstance(v[1], int) or v[1] <= 0:
+    if type(v) is not Const or not isinstance(v.value, int) or v.value <= 0:
         return False
-    m: int = v[1] & 0xFFFF
+    m: int = v.value & 0xFFFF
     low = (m & -m).bit_length() - 1
     return m != 0 and m >> (low & ~1) <= 3
 

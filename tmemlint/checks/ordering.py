@@ -75,14 +75,14 @@ def ld_used_before_wait(ctx):
 
 def _columns(ctx, inst, k, width):
     """``(slot, lo, hi)`` columns of TMEM operand ``k`` of ``inst``, or None when not constant."""
-    from tmemlint.analysis.values import TOP
+    from tmemlint.analysis.values import TmemAddr
 
     if k >= len(inst.operands) or width is None:
         return None
     v = ctx.values.value(inst, inst.operands[k])
-    if v is TOP or v[0] != "tmem" or v[2] is None:
+    if type(v) is not TmemAddr or v.col is None:
         return None
-    return (v[1], v[2], v[2] + width)
+    return (v.slot, v.col, v.col + width)
 
 
 def _slot(ctx, inst, k):
