@@ -110,3 +110,27 @@ def test_wait_paths_keep_the_senders_own_thread_apart_from_its_warps_other_lanes
     (raw,) = k.ctx.sync.fact_sets(mma, k.at["commit"])
     (own,) = k.ctx.sync.wait_paths(mma, k.at["exit"], raw)
     assert [n.barrier.ident for n in k.ctx.sync.arrivals_needed(mma, k.at["exit"], own)] == [("a_full", 0)]
+
+
+def _codes(name: str) -> list[tuple[str, int]]:
+    from tmemlint.engine import lint_file
+
+    return sorted((f.code, f.line) for f in lint_file(_FIXTURES / name).findings)
+
+
+def test_tm312_past_its_joint_budget_says_undecided_instead_of_guessing(monkeypatch):
+    # with no joint choice allowed, the exit paths of the waited-arrival fixtures are undecided: no TM312 (the
+    # pairwise witness was a guess, and the good twin's is infeasible), a TM901 note naming the commit instead
+    import tmemlint.checks.barriers as barriers
+
+    bad = _codes("tm312_waited_arrival_bad.ptx")
+    assert "TM312" in {c for c, _ in bad}
+    assert "TM312" not in {c for c, _ in _codes("tm312_waited_arrival_good.ptx")}
+    monkeypatch.setattr(barriers, "_JOINT_BUDGET", 0)
+    for name in ("tm312_waited_arrival_good.ptx", "tm312_waited_arrival_bad.ptx"):
+        from tmemlint.engine import lint_file
+
+        found = lint_file(_FIXTURES / name).findings
+        assert "TM312" not in {f.code for f in found}, name
+        notes = [f.message for f in found if f.code == "TM901"]
+        assert any("TM312" in m and "not decided within 0 joint choices" in m for m in notes), (name, notes)
