@@ -1336,9 +1336,14 @@ class SyncModel:
 
         def transfer(prop: frozenset[BarrierKey], inst: Instruction) -> frozenset[BarrierKey]:
             s = self.site(inst)
-            if s is None or not s.waits or s.parity != 0 or s.key.kind != "mbar" or s.key in prop:
+            if s is None or not s.waits or s.key.kind != "mbar":
                 return prop
-            return prop | {s.key}
+            key: BarrierKey | None = s.key if s.parity == 0 else None
+            if s.parity is None and "parity" in inst.parts:
+                key = self._first_zero_wait(inst)  # a stage counter's parity in a loop: its first execution
+            if key is None or key in prop:
+                return prop
+            return prop | {key}
 
         def observe(_k: "WarpClass", prop: Any, inst: Instruction, facts: Facts) -> None:
             got = seen.setdefault(inst.index, {})
@@ -1351,6 +1356,28 @@ class SyncModel:
         self.ctx.simulate(transfer, frozenset(), observe, classes=[klass], relevant=self._relevant)
         self._zero_waits[id(klass)] = (klass, seen)
         return seen
+
+    def _first_zero_wait(self, inst: Instruction) -> BarrierKey | None:
+        """The mbarrier (exactly known) that the first execution of the ``.parity`` wait ``inst`` (its parity in a
+        register: a loop's phase bit) waits on, when that execution names parity 0; else None.  The execution is
+        that of ``wait_parity``'s concrete run of the outermost loop around ``inst`` (``_unrolled_parities``):
+        the run is faithful up to it (a branch it cannot decide stops it, and one whose unknown side leaves the
+        loop is taken as staying: a path that leaves there never executes ``inst`` in the loop).  PTX ISA
+        §9.7.13.15.16: a parity-0 wait returns once the phase of parity 0 that is current or just before is
+        complete, so some phase of that barrier completed, whatever the thread counted before; later executions
+        (which may name the phase before and return at once) add nothing to ``arrivals_needed``.  Memoised."""
+        idx = inst.index
+        if idx in self._first_zero:
+            return self._first_zero[idx]
+        got: BarrierKey | None = None
+        loop = self._parity_loop(inst)
+        if loop is not None:
+            self.wait_parity(inst)  # runs the loop once (``_parity_tables``), recording each wait's first execution
+            w = self._first_waits.get(loop, {}).get(idx)
+            if w is not None and w.barrier is not None and w.parity is not None and w.parity & 1 == 0:
+                got = BarrierKey("mbar", w.barrier)
+        self._first_zero[idx] = got
+        return got
 
     def may_arrive_with(self, need: "NeededArrival", joint: tuple[Facts, ...],
                         view: "Callable[[Facts], Facts] | None" = None) -> bool:
@@ -1770,6 +1797,9 @@ class SyncModel:
             if nxt == head:
                 iteration += 1
             n = nxt
+        firsts = self._first_waits.setdefault(body, {})  # ``_first_zero_wait``: each wait's first execution
+        for w in run.waits:
+            firsts.setdefault(w.inst.index, w)
         out: dict[int, PhaseParity] = {}
         # a variable the thread arrives on in the loop, or waits on before it, is not counted from 0 here
         blocked = set(run.arrived)
