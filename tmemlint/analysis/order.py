@@ -26,10 +26,12 @@ counted; a barrier id in a register that is not constant matches any barrier id.
 (``mbarrier.init``): with a count of 1, another class's arrival not ordered after ``a`` may complete the phase
 first and then orders nothing (``_completed_by_others``); other counts are not compared with the arrivals.  A wait
 for phase 0 of an mbarrier that only ``ka`` arrives on, on a path where ``ka`` never arrives, never returns: that
-pair of paths does not happen (``_wait_never_returns``); in general, a path that passed a wait for phase 0 needs
-one of the barrier's arrive sites on a path that agrees with it (``arrivals_needed``), and a choice of paths of
-several classes that leaves every such site off is infeasible (``joint_paths_feasible``, ``joint_choice``: "may
-these classes be at these instructions together?").  The events and barrier identities are the classifier's
+pair of paths does not happen (``_wait_never_returns``); in general, a path that passed a wait for phase 0 (a
+constant parity 0, or a loop's phase bit whose first execution names 0) needs one of the barrier's arrive sites on
+a path that agrees with it (``arrivals_needed``), and a choice of paths of several classes that leaves every such
+site off is infeasible (``joint_paths_feasible``, ``joint_choice``: "may these classes be at these instructions
+together?").  These readers share one primitive of arrivals (``arrive_sites``, ``phase_arrivals``: the sites, of
+which kind, that may complete phase ``k``, and the ``(k + 1)`` × count arrivals it takes).  The events and barrier identities are the classifier's
 (``analysis.sync``).
 """
 
@@ -1276,13 +1278,17 @@ class SyncModel:
     def arrivals_needed(self, klass: "WarpClass", at: Instruction, facts: Facts) -> tuple["NeededArrival", ...]:
         """The arrivals that must have happened before ``klass`` reaches ``at`` on its paths whose CTA-uniform facts
         agree with ``facts``: one ``NeededArrival`` per mbarrier ``X`` that every such path has passed a tested
-        ``.parity`` wait of constant parity 0 on (``_zero_phase_waits``).  PTX ISA §9.7.13.15.16: such a wait
-        returns once the phase of parity 0 has completed, never at once on a freshly initialised barrier (whose
-        current phase is 0); §9.7.13.15.1-2: a phase completes only when its pending arrival count reaches zero,
-        and ``mbarrier.init``'s expected count is at least 1, so some arrive on ``X`` ran before the wait returned.
-        The sites that may be that arrive are every arrival event that may alias ``X`` (any class, a peer CTA's
-        remote arrive or multicast commit included: ``NeededArrival.sites``).  This is the general form of
-        ``_wait_never_returns`` (which asks it of one arriving class and one pair of paths)."""
+        ``.parity`` wait for parity 0 on (``_zero_phase_waits``: a constant parity 0, or a parity in a register
+        whose first execution in its loop names 0 on ``X``: ``_first_zero_wait``).  PTX ISA §9.7.13.15.16: such a
+        wait returns once the phase of parity 0 that is current or just before has completed, never at once on a
+        freshly initialised barrier (whose current phase is 0); §9.7.13.15.1-2: a phase completes only when its
+        pending arrival count reaches zero, and ``mbarrier.init``'s expected count is at least 1, so some arrive on
+        ``X`` ran before the wait returned.  The sites that may be that arrive are ``phase_arrivals(X, 0).sites``
+        (any class, a peer CTA's remote arrive or multicast commit, a call included: ``NeededArrival.sites``).
+        Limits: a wait for parity 1 adds nothing (it returns at once on a fresh barrier, and after a parity-0 wait
+        the arrival is already needed), and the number of arrivals (``PhaseArrivals.needed``) is not asked of the
+        sites.  This is the general form of ``_wait_never_returns`` (which asks it of one arriving class and one
+        pair of paths)."""
         per_facts = self._zero_phase_waits(klass).get(at.index)
         if not per_facts:
             return ()
@@ -1326,7 +1332,8 @@ class SyncModel:
 
     def _zero_phase_waits(self, klass: "WarpClass") -> dict[int, dict[Facts, frozenset[BarrierKey]]]:
         """Per observed instruction of ``klass`` and fact set of the paths reaching it (cross-warp form), the mbarriers
-        every such path has passed a tested (``SyncEvent.waits``) ``.parity`` wait of constant parity 0 on
+        every such path has passed a tested (``SyncEvent.waits``) ``.parity`` wait for parity 0 on (a constant 0,
+        or a register whose first execution in its loop names 0: ``_first_zero_wait``)
         (``arrivals_needed``); memoised per class.  Past ``_MAX_FACT_SETS`` fact sets an instruction keeps one
         entry under the empty fact set (any path)."""
         hit = self._zero_waits.get(id(klass))
@@ -2088,10 +2095,10 @@ class JointChoice:
 
 @dataclass(frozen=True, slots=True)
 class NeededArrival:
-    """``SyncModel.arrivals_needed``'s answer for one mbarrier: ``barrier`` (exactly known, waited on for phase 0
-    before the instruction asked about) and ``sites``, every arrival event that may alias it (an
-    ``mbarrier.arrive*``, a ``cp.async.mbarrier.arrive``, a ``tcgen05.commit``, local, remote or multicast): one of
-    them ran before the wait returned (PTX ISA §9.7.13.15.1-2)."""
+    """``SyncModel.arrivals_needed``'s answer for one mbarrier: ``barrier`` (waited on for parity 0 before the
+    instruction asked about) and ``sites``, every arrive site that may land on it (``SyncModel.phase_arrivals``:
+    an ``mbarrier.arrive*``, a ``cp.async.mbarrier.arrive``, a ``tcgen05.commit``, local, remote or multicast, or
+    a call): one of them ran before the wait returned (PTX ISA §9.7.13.15.1-2)."""
 
     barrier: BarrierKey
     sites: tuple[Instruction, ...]
