@@ -26,10 +26,12 @@ counted; a barrier id in a register that is not constant matches any barrier id.
 (``mbarrier.init``): with a count of 1, another class's arrival not ordered after ``a`` may complete the phase
 first and then orders nothing (``_completed_by_others``); other counts are not compared with the arrivals.  A wait
 for phase 0 of an mbarrier that only ``ka`` arrives on, on a path where ``ka`` never arrives, never returns: that
-pair of paths does not happen (``_wait_never_returns``); in general, a path that passed a wait for phase 0 needs
-one of the barrier's arrive sites on a path that agrees with it (``arrivals_needed``), and a choice of paths of
-several classes that leaves every such site off is infeasible (``joint_paths_feasible``, ``joint_choice``: "may
-these classes be at these instructions together?").  The events and barrier identities are the classifier's
+pair of paths does not happen (``_wait_never_returns``); in general, a path that passed a wait for phase 0 (a
+constant parity 0, or a loop's phase bit whose first execution names 0) needs one of the barrier's arrive sites on
+a path that agrees with it (``arrivals_needed``), and a choice of paths of several classes that leaves every such
+site off is infeasible (``joint_paths_feasible``, ``joint_choice``: "may these classes be at these instructions
+together?").  These readers share one primitive of arrivals (``arrive_sites``, ``phase_arrivals``: the sites, of
+which kind, that may complete phase ``k``, and the ``(k + 1)`` × count arrivals it takes).  The events and barrier identities are the classifier's
 (``analysis.sync``).
 """
 
@@ -269,6 +271,11 @@ class SyncModel:
         self._forms: dict[int, AddressForm | None] = {}
         self._parity0: dict[int, tuple[WarpClass, tuple[BarrierKey, ...]]] = {}
         self._arriver: dict[BarrierKey, WarpClass | None] = {}
+        self._arrive_sites: dict[BarrierKey, tuple[ArriveSite, ...]] = {}
+        # instruction index -> the barrier its first execution in its loop waits on for parity 0 (``_first_wait``)
+        self._first_zero: dict[int, BarrierKey | None] = {}
+        # loop blocks -> {wait instruction index: its first execution in the loop's concrete run}
+        self._first_waits: dict[frozenset[Node], dict[int, _WaitRun]] = {}
         # class id -> (class, ``_zero_phase_waits``)
         self._zero_waits: dict[int, tuple[WarpClass, dict[int, dict[Facts, frozenset[BarrierKey]]]]] = {}
         self._by_others: dict[tuple[tuple[int, ...], int, BarrierKey], bool] = {}
@@ -1069,8 +1076,9 @@ class SyncModel:
             for fb in sorted(facts_b, key=repr):
                 fb = self._without_lane_facts(fb)
                 m = min((n for f, n in waits.items() if self._agree(f, fb)), default=MANY)
-                # the (m+1)-th wait of alternating parity 0, 1, 0, … returns only once m+1 phases completed
-                if m < MANY and sb.parity == m % 2 and bound < (m + 1) * expected[0]:
+                # the (m+1)-th wait of alternating parity 0, 1, 0, … returns only once phase m completed
+                needed = self.phase_arrivals(x, m).needed if m < MANY else None
+                if needed is not None and sb.parity == m % 2 and bound < needed:
                     return Hang(b, klass, x, None, fb, (), expected[0], bound, m)
         if sb.parity != 0 or x not in self._parity0_waited(klass):
             return None
@@ -1090,7 +1098,7 @@ class SyncModel:
                 situation = self._skipping_situation(x, paths_a, other_warp_view(fa) | fb)
                 if situation is None:
                     continue  # some lane of ka may arrive in every situation of these paths
-                skipped = tuple(i for i, s in self._sited if s.arrives and s.key == x)
+                skipped = tuple(a.inst for a in self.phase_arrivals(x, 0).sites)
                 return Hang(b, klass, x, ka, situation, skipped)
         return None
 
@@ -1130,18 +1138,21 @@ class SyncModel:
         path to an exit (``_count``; ``MANY``, a loop, is not bounded).  Units: arrivals (PTX ISA §9.7.13.15.2)."""
         nonuniform = divergent_defs(self.ctx)
         exits = [i for i in self.ctx.function.instructions if i.op in ("ret", "exit")]
+        phase = self.phase_arrivals(x, 0)
+        if not phase.local:
+            return None  # an arrival from a peer CTA, a callee or an aliased address is not bounded here
         total = 0
         for k in self.ctx.threads.classes:
-            sites = [(i, s) for i, s in self._sited if s.arrives and s.key.may_alias(x) and self.executes(k, i)]
+            sites = [a for a in phase.sites if self.executes(k, a.inst)]
             if not sites:
                 continue
             arrivals = self._count(k, x).arrivals
             times = max((c for e in exits for c in arrivals.get(e.index, {}).values()), default=None)
             if times is None or times >= MANY:
                 return None
-            for i, s in sites:
-                sets = self.fact_sets(k, i)
-                if s.key != x or s.count is None or sets is None:
+            for a in sites:
+                sets = self.fact_sets(k, a.inst)
+                if a.count is None or sets is None:
                     return None
                 threads = 0
                 for f in sets:
@@ -1149,7 +1160,7 @@ class SyncModel:
                     if per_warp is None:
                         return None
                     threads = max(threads, sum(per_warp))
-                total += threads * s.count * times
+                total += threads * a.count * times
         return total
 
     def _constant_parity_waits(self, klass: "WarpClass", x: BarrierKey) -> bool:
@@ -1164,8 +1175,9 @@ class SyncModel:
         no call: a copy's ``complete_tx`` (PTX ISA §9.7.9.24), a ``tcgen05.commit`` (§9.7.16.8.4), a ``cp.async``
         arrive (§9.7.9.25), an ``arrive_drop`` or an arrive in a callee may complete a phase the counts do not
         see."""
-        if any(i.op == "call" for i in self.ctx.function.instructions):
-            return False
+        if not all(a.kind == "local" and a.op == "arrive" and not a.tx and a.lands_on == x
+                   for a in self.arrive_sites(x)):
+            return False  # a call, a remote or multicast arrival, a commit, a drop, a transaction count
         for i in self.ctx.function.instructions:
             e = self.event(i)
             if e is None or e.kind in ("bar", "cluster", "fence") or not e.key.may_alias(x):
@@ -1198,30 +1210,85 @@ class SyncModel:
         if x in self._arriver:
             return self._arriver[x]
         found: dict[int, "WarpClass"] = {}
-        ok = True
-        for i, s in self._sited:
-            if not s.arrives or not s.key.may_alias(x):
-                continue
-            if s.key != x or s.remote or s.multicast:
-                ok = False
-                break
-            found.update((id(k), k) for k in self.ctx.threads.classes if self.executes(k, i))
-        got = next(iter(found.values())) if ok and len(found) == 1 else None
+        phase = self.phase_arrivals(x, 0)
+        if phase.local:
+            for a in phase.sites:
+                found.update((id(k), k) for k in self.ctx.threads.classes if self.executes(k, a.inst))
+        got = next(iter(found.values())) if phase.local and len(found) == 1 else None
         self._arriver[x] = got
         return got
+
+    # ---- the arrivals of a phase: one primitive (issue 24) ------------------------------------------------------
+
+    def arrive_sites(self, x: BarrierKey) -> tuple["ArriveSite", ...]:
+        """Every event of the function that may act on the pending counts of a phase of the mbarrier ``x`` (an
+        offset in whichever CTA: a peer's remote arrive or multicast commit lands on the same offset there), in
+        program order (``ArriveSite``; memoised per key).  PTX ISA §9.7.13.15.1-2: a phase completes when its pending
+        arrival count and its pending transaction count (bytes) both reach zero.  The events: ``mbarrier.arrive*``
+        (``"local"``, or ``"remote"`` through ``mapa``: it lands on the variable ``mapa`` maps, in the target CTA,
+        §9.7.9.22), ``tcgen05.commit`` (``"commit"``: one arrival when the thread's earlier asynchronous tcgen05
+        operations complete; ``"multicast"`` with ``.multicast::cluster``: one in each CTA of the mask,
+        §9.7.16.8.4), ``cp.async.mbarrier.arrive`` (``"cp.async"``, §9.7.9.25), the transaction-count operations
+        (``"expect_tx"``, ``"complete_tx"``: a bulk copy's mbarrier operand or ``mbarrier.complete_tx``,
+        §9.7.9.24-25, §9.7.13.15.8-9; no arrival) and every ``call`` (``"call"``: a callee may arrive anywhere)."""
+        hit = self._arrive_sites.get(x)
+        if hit is not None:
+            return hit
+        got = self._arrive_sites[x] = tuple(a for a in self._arrive_events if a.lands_on.may_alias(x))
+        return got
+
+    @cached_property
+    def _arrive_events(self) -> tuple["ArriveSite", ...]:
+        """``arrive_sites`` of any barrier: every arrival, transaction-count event and call of the function."""
+        out: list[ArriveSite] = []
+        for i in self.ctx.function.instructions:
+            if i.op == "call":
+                out.append(ArriveSite(i, "call", BarrierKey("mbar", None), None, op="call"))
+                continue
+            e = self.event(i)
+            if e is None or e.kind in ("bar", "cluster", "fence"):
+                continue
+            if e.kind == "commit":
+                out.append(ArriveSite(i, "multicast" if e.multicast else "commit", e.key, 1, op=e.op))
+            elif e.kind == "cp.async.mbarrier.arrive":
+                out.append(ArriveSite(i, "cp.async", e.key, e.count, op=e.op))
+            elif e.kind == "complete_tx" or (e.kind == "mbarrier" and e.op in ("expect_tx", "complete_tx")):
+                out.append(ArriveSite(i, e.op if e.kind == "mbarrier" else "complete_tx", e.key, 0, True, e.op))
+            elif e.kind == "mbarrier" and e.arrives:
+                out.append(ArriveSite(i, "remote" if e.remote else "local", self._lands_on(i, e), e.count, e.tx,
+                                      e.op))
+        return tuple(out)
+
+    def phase_arrivals(self, x: BarrierKey, k: int) -> "PhaseArrivals":
+        """What completes phase ``k`` (0-based; ``k`` < ``MANY``) of the mbarrier ``x`` (``PhaseArrivals``): the
+        arrive sites that may contribute (``arrive_sites`` less the transaction-count operations, which arrive on
+        nothing), whether they are all this CTA's own arrivals on exactly ``x`` (``local``), and the arrivals
+        needed: ``(k + 1)`` × the expected count of ``x``'s one constant ``mbarrier.init`` (units: arrivals; PTX
+        ISA §9.7.13.15.1-2: the pending count is reset to the expected count when a phase completes, so phases 0 …
+        ``k`` take that many arrivals between them), None when not known.  The readers: ``arrivals_needed`` (a
+        wait that returned implies one of ``sites`` ran), ``_only_arriver`` and ``_arrival_bound`` (TM315's proofs
+        and ``_wait_never_returns``, which need ``local``), ``never_completes`` (``needed``)."""
+        sites = tuple(a for a in self.arrive_sites(x) if a.arrives)
+        local = all(a.kind in ("local", "commit", "cp.async") and a.lands_on == x for a in sites)
+        expected = self._expected.get(x)
+        return PhaseArrivals(x, k, sites, local, (k + 1) * expected[0] if expected is not None else None)
 
     # ---- a wait that must observe an arrival implies one of its arrive sites ran (issue 24) ---------------------
 
     def arrivals_needed(self, klass: "WarpClass", at: Instruction, facts: Facts) -> tuple["NeededArrival", ...]:
         """The arrivals that must have happened before ``klass`` reaches ``at`` on its paths whose CTA-uniform facts
         agree with ``facts``: one ``NeededArrival`` per mbarrier ``X`` that every such path has passed a tested
-        ``.parity`` wait of constant parity 0 on (``_zero_phase_waits``).  PTX ISA §9.7.13.15.16: such a wait
-        returns once the phase of parity 0 has completed, never at once on a freshly initialised barrier (whose
-        current phase is 0); §9.7.13.15.1-2: a phase completes only when its pending arrival count reaches zero,
-        and ``mbarrier.init``'s expected count is at least 1, so some arrive on ``X`` ran before the wait returned.
-        The sites that may be that arrive are every arrival event that may alias ``X`` (any class, a peer CTA's
-        remote arrive or multicast commit included: ``NeededArrival.sites``).  This is the general form of
-        ``_wait_never_returns`` (which asks it of one arriving class and one pair of paths)."""
+        ``.parity`` wait for parity 0 on (``_zero_phase_waits``: a constant parity 0, or a parity in a register
+        whose first execution in its loop names 0 on ``X``: ``_first_zero_wait``).  PTX ISA §9.7.13.15.16: such a
+        wait returns once the phase of parity 0 that is current or just before has completed, never at once on a
+        freshly initialised barrier (whose current phase is 0); §9.7.13.15.1-2: a phase completes only when its
+        pending arrival count reaches zero, and ``mbarrier.init``'s expected count is at least 1, so some arrive on
+        ``X`` ran before the wait returned.  The sites that may be that arrive are ``phase_arrivals(X, 0).sites``
+        (any class, a peer CTA's remote arrive or multicast commit, a call included: ``NeededArrival.sites``).
+        Limits: a wait for parity 1 adds nothing (it returns at once on a fresh barrier, and after a parity-0 wait
+        the arrival is already needed), and the number of arrivals (``PhaseArrivals.needed``) is not asked of the
+        sites.  This is the general form of ``_wait_never_returns`` (which asks it of one arriving class and one
+        pair of paths)."""
         per_facts = self._zero_phase_waits(klass).get(at.index)
         if not per_facts:
             return ()
@@ -1232,8 +1299,7 @@ class SyncModel:
                     passed = keys if passed is None else passed & keys
         if not passed:
             return ()
-        return tuple(NeededArrival(x, tuple(i for i, s in self._sited
-                                            if s.arrives and self._lands_on(i, s).may_alias(x)))
+        return tuple(NeededArrival(x, tuple(a.inst for a in self.phase_arrivals(x, 0).sites))
                      for x in self._in_order(passed))
 
     def _lands_on(self, inst: Instruction, s: SyncEvent) -> BarrierKey:
@@ -1266,7 +1332,8 @@ class SyncModel:
 
     def _zero_phase_waits(self, klass: "WarpClass") -> dict[int, dict[Facts, frozenset[BarrierKey]]]:
         """Per observed instruction of ``klass`` and fact set of the paths reaching it (cross-warp form), the mbarriers
-        every such path has passed a tested (``SyncEvent.waits``) ``.parity`` wait of constant parity 0 on
+        every such path has passed a tested (``SyncEvent.waits``) ``.parity`` wait for parity 0 on (a constant 0,
+        or a register whose first execution in its loop names 0: ``_first_zero_wait``)
         (``arrivals_needed``); memoised per class.  Past ``_MAX_FACT_SETS`` fact sets an instruction keeps one
         entry under the empty fact set (any path)."""
         hit = self._zero_waits.get(id(klass))
@@ -1276,9 +1343,14 @@ class SyncModel:
 
         def transfer(prop: frozenset[BarrierKey], inst: Instruction) -> frozenset[BarrierKey]:
             s = self.site(inst)
-            if s is None or not s.waits or s.parity != 0 or s.key.kind != "mbar" or s.key in prop:
+            if s is None or not s.waits or s.key.kind != "mbar":
                 return prop
-            return prop | {s.key}
+            key: BarrierKey | None = s.key if s.parity == 0 else None
+            if s.parity is None and "parity" in inst.parts:
+                key = self._first_zero_wait(inst)  # a stage counter's parity in a loop: its first execution
+            if key is None or key in prop:
+                return prop
+            return prop | {key}
 
         def observe(_k: "WarpClass", prop: Any, inst: Instruction, facts: Facts) -> None:
             got = seen.setdefault(inst.index, {})
@@ -1291,6 +1363,28 @@ class SyncModel:
         self.ctx.simulate(transfer, frozenset(), observe, classes=[klass], relevant=self._relevant)
         self._zero_waits[id(klass)] = (klass, seen)
         return seen
+
+    def _first_zero_wait(self, inst: Instruction) -> BarrierKey | None:
+        """The mbarrier (exactly known) that the first execution of the ``.parity`` wait ``inst`` (its parity in a
+        register: a loop's phase bit) waits on, when that execution names parity 0; else None.  The execution is
+        that of ``wait_parity``'s concrete run of the outermost loop around ``inst`` (``_unrolled_parities``):
+        the run is faithful up to it (a branch it cannot decide stops it, and one whose unknown side leaves the
+        loop is taken as staying: a path that leaves there never executes ``inst`` in the loop).  PTX ISA
+        §9.7.13.15.16: a parity-0 wait returns once the phase of parity 0 that is current or just before is
+        complete, so some phase of that barrier completed, whatever the thread counted before; later executions
+        (which may name the phase before and return at once) add nothing to ``arrivals_needed``.  Memoised."""
+        idx = inst.index
+        if idx in self._first_zero:
+            return self._first_zero[idx]
+        got: BarrierKey | None = None
+        loop = self._parity_loop(inst)
+        if loop is not None:
+            self.wait_parity(inst)  # runs the loop once (``_parity_tables``), recording each wait's first execution
+            w = self._first_waits.get(loop, {}).get(idx)
+            if w is not None and w.barrier is not None and w.parity is not None and w.parity & 1 == 0:
+                got = BarrierKey("mbar", w.barrier)
+        self._first_zero[idx] = got
+        return got
 
     def may_arrive_with(self, need: "NeededArrival", joint: tuple[Facts, ...],
                         view: "Callable[[Facts], Facts] | None" = None) -> bool:
@@ -1710,6 +1804,9 @@ class SyncModel:
             if nxt == head:
                 iteration += 1
             n = nxt
+        firsts = self._first_waits.setdefault(body, {})  # ``_first_zero_wait``: each wait's first execution
+        for w in run.waits:
+            firsts.setdefault(w.inst.index, w)
         out: dict[int, PhaseParity] = {}
         # a variable the thread arrives on in the loop, or waits on before it, is not counted from 0 here
         blocked = set(run.arrived)
@@ -1998,13 +2095,56 @@ class JointChoice:
 
 @dataclass(frozen=True, slots=True)
 class NeededArrival:
-    """``SyncModel.arrivals_needed``'s answer for one mbarrier: ``barrier`` (exactly known, waited on for phase 0
-    before the instruction asked about) and ``sites``, every arrival event that may alias it (an
-    ``mbarrier.arrive*``, a ``cp.async.mbarrier.arrive``, a ``tcgen05.commit``, local, remote or multicast): one of
-    them ran before the wait returned (PTX ISA §9.7.13.15.1-2)."""
+    """``SyncModel.arrivals_needed``'s answer for one mbarrier: ``barrier`` (waited on for parity 0 before the
+    instruction asked about) and ``sites``, every arrive site that may land on it (``SyncModel.phase_arrivals``:
+    an ``mbarrier.arrive*``, a ``cp.async.mbarrier.arrive``, a ``tcgen05.commit``, local, remote or multicast, or
+    a call): one of them ran before the wait returned (PTX ISA §9.7.13.15.1-2)."""
 
     barrier: BarrierKey
     sites: tuple[Instruction, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ArriveSite:
+    """One event that may act on the pending counts of an mbarrier's phase (``SyncModel.arrive_sites``).
+
+    ``kind``: ``"local"`` (``mbarrier.arrive*`` on this CTA's barrier), ``"remote"`` (through ``mapa``: a peer
+    CTA's, PTX ISA §9.7.9.22), ``"commit"`` / ``"multicast"`` (``tcgen05.commit``, without / with
+    ``.multicast::cluster``, §9.7.16.8.4), ``"cp.async"`` (``cp.async.mbarrier.arrive``, §9.7.9.25),
+    ``"expect_tx"`` / ``"complete_tx"`` (the transaction count only, §9.7.13.15.8-9; a bulk copy's
+    ``complete_tx`` too) or ``"call"`` (a callee, not seen).  ``lands_on``: the barrier it acts on, as an offset in
+    whichever CTA (a remote arrive's ``mapa`` source; unknown for a call).  ``count``: arrivals per executing
+    thread (units: arrivals; 0 for the transaction-count kinds; a ``cp.async.mbarrier.arrive`` without
+    ``.noinc`` nets 0), None when not a constant.  ``tx``: it changes the transaction count too
+    (``arrive.expect_tx``).  ``op``: the event's operation (``SyncEvent.op``; ``"call"``)."""
+
+    inst: Instruction
+    kind: str
+    lands_on: BarrierKey
+    count: int | None
+    tx: bool = False
+    op: str = ""
+
+    @property
+    def arrives(self) -> bool:
+        """Whether it may arrive (every kind but the transaction-count ones)."""
+        return self.kind not in ("expect_tx", "complete_tx")
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseArrivals:
+    """``SyncModel.phase_arrivals``: what completes phase ``phase`` of the mbarrier ``barrier``.  ``sites``: the
+    arrive sites (``ArriveSite``, not the transaction-count ones) that may contribute, any class, any CTA;
+    ``local``: every one of them is an arrival of this CTA on exactly ``barrier`` (no remote, multicast, call or
+    aliased address: ``sites`` are then all the arrivals there are); ``needed``: the arrivals phases 0 …
+    ``phase`` take together (``(phase + 1)`` × the expected count, PTX ISA §9.7.13.15.1-2), None when the
+    expected count is not known."""
+
+    barrier: BarrierKey
+    phase: int
+    sites: tuple[ArriveSite, ...]
+    local: bool
+    needed: int | None
 
 
 @dataclass(frozen=True, slots=True)
