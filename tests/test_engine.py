@@ -850,9 +850,6 @@ def test_a_second_election_through_elect_one_sync_elects_the_same_lane():
     assert k.ctx.sync.completion_ordering((k.at["a"],), k.warp(1), k.at["b"], k.warp(0)).verdict is True
 
 
-@pytest.mark.xfail(strict=True, reason="known miss: SyncModel.releases_after unites the keys of the lanes that "
-                   "passed the MMA, so the elected lane's no-commit path and lane 1's commit path (lane facts of "
-                   "two different predicates, never checked together) count as one thread that committed")
 def test_a_commit_by_lane_1_does_not_complete_the_elected_lanes_mma():
     # elect.sync names no lane (PTX ISA 9.0 §9.7.13.12), and tcgen05.commit tracks only its own thread's
     # operations (§9.7.16.8.4): lane 1's commit says nothing of the MMA of the elected lane
