@@ -857,3 +857,27 @@ def test_a_commit_by_lane_1_does_not_complete_the_elected_lanes_mma():
                 "\tmov.u32 %r22, %laneid;\n\tsetp.ne.u32 %p21, %r22, 1;\n\t@%p21 bra DONE;\n")
     k = build(body)
     assert k.ctx.sync.completion_ordering((k.at["a"],), k.warp(1), k.at["b"], k.warp(0)).verdict is False
+
+
+def test_an_election_after_some_lanes_branched_away_is_its_own():
+    # elect.sync elects "one predicated active leader thread" of its membermask, the same "for the same membermask
+    # every time" (PTX ISA 9.0 §9.7.13.12); where lanes 16-31 left before the second election, it is not the
+    # converged election of the MMA: its leader is not known to be the MMA's issuer
+    body = swap(REELECT, "\telect.sync %r21|%p21, -1;\n",
+                "\tmov.u32 %r23, %laneid;\n\tsetp.ge.u32 %p22, %r23, 16;\n\t@%p22 bra DONE;\n"
+                "\telect.sync %r21|%p21, -1;\n")
+    k = build(body)
+    second = next(i for i in k.ctx.function.instructions if i.op == "elect" and "%p21" in str(i.operands[0]))
+    assert k.ctx.values.diverged_elections == frozenset({second.index})
+    o = k.ctx.sync.completion_ordering((k.at["a"],), k.warp(1), k.at["b"], k.warp(0))
+    assert (o.verdict, o.missing) == (False, "issuer")
+
+
+def test_an_election_under_a_warp_uniform_branch_is_the_converged_one():
+    # counter-example: a branch on the warp index (the same on every lane of a warp) before the second election
+    # leaves the warp converged, so both elections are ("elect",) and elect the MMA's issuer
+    body = swap(REELECT, "\telect.sync %r21|%p21, -1;\n",
+                "\tsetp.eq.u32 %p22, %r2, 3;\n\t@%p22 bra DONE;\n\telect.sync %r21|%p21, -1;\n")
+    k = build(body)
+    assert k.ctx.values.diverged_elections == frozenset()
+    assert k.ctx.sync.completion_ordering((k.at["a"],), k.warp(1), k.at["b"], k.warp(0)).verdict is True

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Union, cast
 
 from mypy_extensions import mypyc_attr
 
+from tmemlint.analysis.cfg import block_control_dependences
 from tmemlint.ir import Address, Imm, Instruction, NotReg, Operand, ParenList, Reg, RegPair, Sym, Vec
 from tmemlint.threadexpr import BIN, CMP as _CMP, eval_tid, wrap as _wrap
 
@@ -421,6 +422,9 @@ class ValueAnalysis:
         #: (``analysis.calls.call_returns``: only values that mean the same in the caller, e.g. a TMEM address
         #: of a slot the callee allocates); a return parameter not listed is opaque
         self.returns: dict[str, Value] = {}
+        #: full-mask ``elect.sync`` instructions (by index) that may run where the warp is not converged
+        #: (``_diverged_elections``): each is an election of its own, not ``("elect",)``
+        self.diverged_elections: frozenset[int] = frozenset()
         self._defs_by_inst: list[tuple[Reg, ...]] = [defined_regs(i) for i in self.insts]
         self._compute_reaching()
 
@@ -725,6 +729,7 @@ class ValueAnalysis:
         if pre is not None:
             self.slots = pre | extra_slots
             self._fixpoint()
+            self._rekey_diverged_elections()
             return self
         self.slots = set(extra_slots)
         self._fixpoint()
@@ -738,7 +743,68 @@ class ValueAnalysis:
             self.slots = slots
             self.def_value.clear()
             self._fixpoint()
+        self._rekey_diverged_elections()
         return self
+
+    def _rekey_diverged_elections(self) -> None:
+        """Run the fixed point again when some full-mask election is not at a converged point
+        (``_diverged_elections``), with those elections keyed by their own instruction (``_elected``).  Whether a
+        branch's predicate is the same on a warp's lanes does not depend on which key an election has (both are
+        one lane's predicate), so one more round suffices."""
+        diverged = self._diverged_elections()
+        if diverged and diverged != self.diverged_elections:
+            self.diverged_elections = diverged
+            self.def_value.clear()
+            self._fixpoint()
+
+    def _diverged_elections(self) -> frozenset[int]:
+        """The full-mask ``elect.sync`` instructions (by index) that may execute while the warp is not converged:
+        under a guard, or control dependent (transitively, ``cfg.block_control_dependences``) on a branch, whose
+        predicate may differ between the lanes of one warp (``_same_on_warp``), lanes that exited early included.
+        PTX ISA 9.0 §9.7.13.12: ``elect.sync`` elects "one predicated active leader thread" of ``membermask``, the
+        same one "for the same membermask every time", and the behaviour is undefined when an executing thread is
+        not in the mask; ``.sync`` waits for every thread of the mask.  Where lanes of the mask branched away or
+        exited, the election is not the converged one, so it is not identified with the others (it is "unless
+        proven converged": a predicate the analysis cannot show warp-uniform counts as divergent)."""
+        elections = [i for i in self.insts if i.op == "elect" and self._full_mask(i)]
+        if not elections:
+            return frozenset()
+        deps = block_control_dependences(self.cfg)
+        blocks = self.cfg.blocks
+        out: set[int] = set()
+        for e in elections:
+            if e.guard is not None and not self._same_on_warp(e, e.guard.reg):
+                out.add(e.index)
+                continue
+            seen: set[int] = set()
+            work = list(deps.get(self.cfg.block_of[e.index], ()))
+            while work:
+                b = work.pop()
+                if b in seen:
+                    continue
+                seen.add(b)
+                last = blocks[b].instructions[-1]
+                if last.guard is not None and not self._same_on_warp(last, last.guard.reg):
+                    out.add(e.index)
+                    break
+                work.extend(deps.get(b, ()))
+        return frozenset(out)
+
+    def _same_on_warp(self, inst: Instruction, reg: Reg) -> bool:
+        """Whether predicate ``reg`` read by ``inst`` is known to have one value on all the lanes of a warp: a
+        constant, a thread predicate of the warp index only (``_warp_uniform``), or a value that is the same in
+        every thread of the CTA (``is_uniform``)."""
+        v = self.reg_value(inst, reg)
+        while type(v) is PNot:
+            v = v.p
+        if type(v) is Const:
+            return True
+        if type(v) is Tid:
+            try:
+                return _warp_uniform(v.expr)
+            except (IndexError, TypeError, ValueError, ZeroDivisionError, OverflowError, RecursionError):
+                return False
+        return v is not TOP and self.is_uniform(inst, reg)
 
     def _fixpoint(self) -> None:
         """One pass in reverse post-order, then a worklist over def-use edges until no value changes."""
@@ -983,12 +1049,17 @@ class ValueAnalysis:
         time" (and ``.sync`` makes every thread of the mask execute it, so the active set is the mask).  Any other
         mask (a constant subset, a register such as ``activemask``'s result) gets a key of its own instruction,
         ``("tid", ("elect", ("at", index)))``: its leader may be another lane, so it is not identified with any
-        other election (``eval_tid`` still counts it as one lane)."""
-        ops = inst.operands
-        m = self.value(inst, ops[1]) if len(ops) >= 2 else TOP
-        if type(m) is Const and m.value & 0xFFFFFFFF == 0xFFFFFFFF:
+        other election (``eval_tid`` still counts it as one lane); so does a full-mask election where the warp may
+        not be converged (``diverged_elections``)."""
+        if self._full_mask(inst) and inst.index not in self.diverged_elections:
             return Tid("tid", ("elect",))
         return Tid("tid", ("elect", ("at", inst.index)))
+
+    def _full_mask(self, inst: Instruction) -> bool:
+        """Whether the ``elect.sync`` ``inst`` names the full member mask ``0xffffffff``."""
+        ops = inst.operands
+        m = self.value(inst, ops[1]) if len(ops) >= 2 else TOP
+        return type(m) is Const and m.value & 0xFFFFFFFF == 0xFFFFFFFF
 
 
 def _bfe(a: Value, pos: Value, length: Value, ty: str | None) -> Value | None:
