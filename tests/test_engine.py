@@ -881,3 +881,32 @@ def test_an_election_under_a_warp_uniform_branch_is_the_converged_one():
     k = build(body)
     assert k.ctx.values.diverged_elections == frozenset()
     assert k.ctx.sync.completion_ordering((k.at["a"],), k.warp(1), k.at["b"], k.warp(0)).verdict is True
+
+
+#: Warp 0's elected lane leaves; its other lanes go on to the role test; warp 2 (the role) then elects.
+ANOTHER_ROLES_ELECTION = """
+\tsetp.ne.u32 %p2, %r2, 0;
+\t@%p2 bra ROLES;
+\telect.sync %r20|%p20, -1;
+\t@!%p20 bra ROLES;
+\tbra.uni DONE;
+ROLES:
+\tsetp.ne.u32 %p3, %r2, 2;
+\t@%p3 bra DONE;
+\telect.sync %r21|%p21, -1;
+\t@!%p21 bra DONE;
+"""
+
+
+def test_an_election_after_another_roles_lane_branch_is_the_converged_one():
+    # the second election is control dependent on warp 0's elect branch (warp 0's leader never reaches it), but
+    # only warp 2 runs it, and warp 2 never meets that branch (``ValueAnalysis._warps_reaching``)
+    k = build(ANOTHER_ROLES_ELECTION)
+    assert k.ctx.values.diverged_elections == frozenset()
+
+
+def test_an_election_after_its_own_warps_lane_branch_is_its_own():
+    # counter-example: the role is warp 0 itself, whose lanes but the first election's leader reach the election
+    k = build(swap(ANOTHER_ROLES_ELECTION, "%p3, %r2, 2;", "%p3, %r2, 0;"))
+    second = next(i for i in k.ctx.function.instructions if i.op == "elect" and "%p21" in str(i.operands[0]))
+    assert k.ctx.values.diverged_elections == frozenset({second.index})
