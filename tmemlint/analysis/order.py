@@ -133,6 +133,8 @@ class Ordering:
     ``"release"`` (``ka`` arrives on no barrier after ``a``; for ``completion``, commits to none), ``"wait"``
     (``kb`` waits on none of ``released`` before ``b``) or ``"phase"`` (it waits on one, but for a phase that does
     not include ``ka``'s arrival: the wait comes before it, e.g. the load is issued before the wait) or
+    ``"issuer"`` (for ``completion``: a thread that issued ``a`` commits to none of ``released``, which other
+    threads' commits arrive on, as when lane 1 commits after the elected lane's MMA) or
     ``"barrier"`` (``SyncModel.own_completion``: the thread waits, but on other barriers than its commit's) or
     ``"parity"`` (``SyncModel.completion_ordering``: it waits in a loop, but names at some iteration the parity of
     the phase before the one it must wait for, so the wait returns at once; ``parity`` says which); None when
@@ -152,6 +154,9 @@ class Ordering:
             return "no wait on the barrier it arrives on"
         if self.missing == "phase":
             return "the wait on its barrier comes before the arrival (an earlier phase)"
+        if self.missing == "issuer":
+            return "the tcgen05.commit is issued by another thread than the one that issued the operation, and " \
+                   "a commit tracks only its own thread's operations"
         if self.missing == "barrier":
             return "the waits before the load are on other barriers than the one its tcgen05.commit arrives on"
         if self.missing == "parity" and self.parity is not None:
@@ -527,7 +532,9 @@ class SyncModel:
         the warp arrives on after the anchor's latest execution.  ``grouped``: the anchors are one group, reported
         under the first anchor's index (the keys after the latest execution of any of them).  ``completion``:
         only ``tcgen05.commit`` arrivals count, the ones that wait for the thread's earlier asynchronous tcgen05
-        operations to complete (PTX ISA §9.7.16.8.4).  ``from_entry`` (with no anchors): the keys arrived on from the
+        operations to complete (PTX ISA §9.7.16.8.4), and only the issuing thread's own: the entries are then per
+        thread that executed the anchor, not united over the warp's lanes (``_issuers_keys``).  ``from_entry`` (with
+        no anchors): the keys arrived on from the
         kernel's entry, under the index ``_ENTRY``."""
         cache_key = (id(klass), tuple(a.index for a in anchors), grouped, completion, from_entry)
         hit = self._releases.get(cache_key)
@@ -562,12 +569,36 @@ class SyncModel:
                     per[uniform] = per.get(uniform, frozenset()) | ks
                     states.setdefault(a, []).append((uniform, lane, ks))
         for a, per in merged.items():
+            if completion and len(states[a]) <= _MAX_LANE_STATES:
+                continue  # ``_issuers_keys`` below: a commit counts only for the thread that issued
             if len(states[a]) <= _MAX_LANE_STATES:
                 for uniform in per:
                     per[uniform] = per[uniform] | self._every_lane_keys(uniform, states[a])
-        out = {a: [(ks, facts) for facts, ks in per.items()] for a, per in merged.items()}
+        out = {a: (self._issuers_keys(klass, states[a]) if completion and len(states[a]) <= _MAX_LANE_STATES
+                   else [(ks, facts) for facts, ks in per.items()]) for a, per in merged.items()}
         self._releases[cache_key] = (klass, out)
         return out
+
+    def _issuers_keys(self, klass: "WarpClass", states: list[_LaneState]) -> list[_KeysOnPath]:
+        """``releases_after(completion=True)``'s entries: one per exit state of a thread that executed the anchor,
+        the keys that thread itself committed to after it.  ``tcgen05.commit`` tracks only the prior asynchronous
+        tcgen05 operations of the executing thread (PTX ISA 9.0 §9.7.16.8.4, single-thread semantics), so the
+        lanes are not united: a commit by lane 1 says nothing of the MMA the elected lane issued, and every thread
+        that issued must have committed on its own path.  A state whose thread predicates no thread of ``klass``
+        satisfies (``lane == 1`` and ``lane != 1`` joined) is left out; an election (``elect.sync``) names no lane
+        (§9.7.13.12), so its facts are not evaluated: the elected lane may be any lane the other facts allow.
+        Units: lanes (``%laneid``)."""
+        out: dict[_KeysOnPath, None] = {}
+        for uniform, lane, ks in states:
+            if self._some_thread(klass, lane):
+                out[(ks, uniform)] = None
+        return list(out)
+
+    def _some_thread(self, klass: "WarpClass", lane: Facts) -> bool:
+        """Whether some thread of ``klass`` satisfies the thread-predicate facts ``lane`` other than elections
+        (``lane_counts``, an election's facts left out: its leader is no lane known, PTX ISA §9.7.13.12)."""
+        known = frozenset(f for f in lane if not _mentions_election(f[0]))
+        return sum(lane_counts(klass, known, frozenset()) or (1,)) > 0
 
     def _every_lane_keys(self, uniform: Facts, states: list[_LaneState]) -> frozenset[BarrierKey]:
         """The keys the warp arrives on in every CTA-uniform situation that agrees with ``uniform``, from the lanes:
@@ -626,6 +657,8 @@ class SyncModel:
         missing = None
         if verdict is False:
             missing = "release" if not released else "wait" if self._skips_every_wait(kb, b, released) else "phase"
+            if completion and released and any(not keys for keys, _ in paths or ()):
+                missing = "issuer"  # another thread commits: ``_issuers_keys``
         return Ordering(verdict, tuple(released), waited, missing)
 
     def _skips_every_wait(self, kb: "WarpClass", b: Instruction, keys: list[BarrierKey]) -> bool:
@@ -2058,6 +2091,15 @@ _PARITY_STEPS = 20_000
 
 #: The comparison that is true exactly when ``op`` is false (a fact ``a ne b`` is ``a eq b`` of the other value).
 _NEGATED = {"eq": "ne", "ne": "eq", "lt": "ge", "ge": "lt", "le": "gt", "gt": "le"}
+
+
+def _mentions_election(v: object, depth: int = 0) -> bool:
+    """Whether the fact key or thread expression ``v`` reads an ``elect.sync`` predicate (``("elect", ...)``)."""
+    if not isinstance(v, tuple) or not v or depth > 12:
+        return False
+    if v[0] == "elect":
+        return True
+    return any(_mentions_election(x, depth + 1) for x in v[1:])
 
 
 def _fact_value(key: Any, known: dict[Any, bool]) -> bool | None:

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Union, cast
 
 from mypy_extensions import mypyc_attr
 
+from tmemlint.analysis.cfg import ENTRY, Node, block_control_dependences
 from tmemlint.ir import Address, Imm, Instruction, NotReg, Operand, ParenList, Reg, RegPair, Sym, Vec
 from tmemlint.threadexpr import BIN, CMP as _CMP, eval_tid, wrap as _wrap
 
@@ -421,6 +422,9 @@ class ValueAnalysis:
         #: (``analysis.calls.call_returns``: only values that mean the same in the caller, e.g. a TMEM address
         #: of a slot the callee allocates); a return parameter not listed is opaque
         self.returns: dict[str, Value] = {}
+        #: full-mask ``elect.sync`` instructions (by index) that may run where the warp is not converged
+        #: (``_diverged_elections``): each is an election of its own, not ``("elect",)``
+        self.diverged_elections: frozenset[int] = frozenset()
         self._defs_by_inst: list[tuple[Reg, ...]] = [defined_regs(i) for i in self.insts]
         self._compute_reaching()
 
@@ -725,6 +729,7 @@ class ValueAnalysis:
         if pre is not None:
             self.slots = pre | extra_slots
             self._fixpoint()
+            self._rekey_diverged_elections()
             return self
         self.slots = set(extra_slots)
         self._fixpoint()
@@ -738,7 +743,140 @@ class ValueAnalysis:
             self.slots = slots
             self.def_value.clear()
             self._fixpoint()
+        self._rekey_diverged_elections()
         return self
+
+    def _rekey_diverged_elections(self) -> None:
+        """Run the fixed point again when some full-mask election is not at a converged point
+        (``_diverged_elections``), with those elections keyed by their own instruction (``_elected``).  Whether a
+        branch's predicate is the same on a warp's lanes does not depend on which key an election has (both are
+        one lane's predicate), so one more round suffices."""
+        diverged = self._diverged_elections()
+        if diverged and diverged != self.diverged_elections:
+            self.diverged_elections = diverged
+            self.def_value.clear()
+            self._fixpoint()
+
+    def _diverged_elections(self) -> frozenset[int]:
+        """The full-mask ``elect.sync`` instructions (by index) that may execute while the warp is not converged:
+        under a guard, or control dependent (transitively, ``cfg.block_control_dependences``) on a branch, whose
+        predicate may differ between the lanes of one warp (``_same_on_warp``), lanes that exited early included.
+        PTX ISA 9.0 §9.7.13.12: ``elect.sync`` elects "one predicated active leader thread" of ``membermask``, the
+        same one "for the same membermask every time", and the behaviour is undefined when an executing thread is
+        not in the mask; ``.sync`` waits for every thread of the mask.  Where lanes of the mask branched away or
+        exited, the election is not the converged one, so it is not identified with the others (it is "unless
+        proven converged": a predicate the analysis cannot show warp-uniform counts as divergent)."""
+        elections = [i for i in self.insts if i.op == "elect" and self._full_mask(i)]
+        if not elections:
+            return frozenset()
+        deps = block_control_dependences(self.cfg)
+        blocks = self.cfg.blocks
+        warps = self._warps_reaching()
+        out: set[int] = set()
+        for e in elections:
+            if e.guard is not None and not self._same_on_warp(e, e.guard.reg):
+                out.add(e.index)
+                continue
+            home = warps.get(self.cfg.block_of[e.index], 0)
+            seen: set[int] = set()
+            work = list(deps.get(self.cfg.block_of[e.index], ()))
+            while work:
+                b = work.pop()
+                if b in seen:
+                    continue
+                seen.add(b)
+                last = blocks[b].instructions[-1]
+                # a branch no warp that may run the election reaches (another role's ``if (elect_one())``)
+                # does not split this warp
+                if last.guard is not None and warps.get(b, 0) & home \
+                        and not self._same_on_warp(last, last.guard.reg):
+                    out.add(e.index)
+                    break
+                work.extend(deps.get(b, ()))
+        return frozenset(out)
+
+    def _warps_reaching(self) -> dict[Node, int]:
+        """Block → bit set of the warps (``%tid.x >> 5`` of a CTA of up to 1024 threads, PTX ISA §10.1) that may
+        reach it: a conditional edge whose predicate is a thread predicate of the warp index only
+        (``_warp_uniform``: the role tests ``warp == 1``) is followed by the warps it holds for; every other
+        edge by all that reach its source."""
+        g = self.cfg.graph
+        every = (1 << 32) - 1
+        edge_masks: dict[tuple[Node, Node], int] = {}
+        for a, b in g.edges:
+            cond = g[a][b].get("cond")
+            m = every
+            if cond is not None and isinstance(a, int) and a in self.cfg.blocks:
+                guard, taken = cond
+                m = self._warps_taking(self.cfg.blocks[a].instructions[-1], guard.reg, guard.negated, taken)
+            edge_masks[(a, b)] = m
+        reach: dict[Node, int] = {ENTRY: every}
+        work: list[Node] = [ENTRY]
+        while work:
+            a = work.pop()
+            for b in g.successors(a):
+                m = reach[a] & edge_masks[(a, b)]
+                if m & ~reach.get(b, 0):
+                    reach[b] = reach.get(b, 0) | m
+                    work.append(b)
+        return reach
+
+    def _warps_taking(self, inst: Instruction, reg: Reg, negated: bool, taken: bool) -> int:
+        """Bit set of the warps (of 32) that follow the edge ``taken`` of ``inst``'s branch on ``@[!]reg``: those
+        where the predicate has the needed value, when it is a thread predicate of the warp index only; else all."""
+        v = self.reg_value(inst, reg)
+        while type(v) is PNot:
+            v = v.p
+            negated = not negated
+        if type(v) is not Tid:
+            return (1 << 32) - 1
+        try:
+            vals = eval_tid(v.expr, range(0, 1024))
+            if not _warp_uniform(v.expr):
+                return (1 << 32) - 1
+        except (IndexError, TypeError, ValueError, ZeroDivisionError, OverflowError, RecursionError):
+            return (1 << 32) - 1
+        return sum(1 << w for w in range(32) if ((vals[32 * w] != 0) != negated) == taken)
+
+    def _same_on_warp(self, inst: Instruction, reg: Reg) -> bool:
+        """Whether predicate ``reg`` read by ``inst`` is known to have one value on all the lanes of a warp: a
+        constant, a thread predicate of the warp index only (``_warp_uniform``), a value that is the same in
+        every thread of the CTA (``is_uniform``), or one computed from such values (``_same_on_warp_at``)."""
+        return self._same_on_warp_at(inst, reg, set(), 0)
+
+    def _same_on_warp_at(self, inst: Instruction, reg: Reg, seen: set[tuple[int, str]], depth: int) -> bool:
+        """``_same_on_warp`` of ``reg`` read by ``inst``: by the form of its value (``_same_on_warp`` the
+        function), its being the same in every thread of the CTA, or every reaching definition's being of such a
+        form or an operation of ``_WARP_SAME_OPS`` that reads only such registers (CUTLASS's warp-group index
+        reassigned constants on each role's path; ``or.pred`` of a role test and a launch flag; a load at such an
+        address).  A definition met again (a loop's phi) is taken to be so (greatest fixed point); values merged
+        at the join of a lane-varying branch are not told apart (``ValueAnalysis.nonuniform_defs``'s limit)."""
+        v = self.reg_value(inst, reg)
+        if v is not TOP and _same_on_warp(v) or self.is_uniform(inst, reg):
+            return True
+        ds = self._reaching(inst, reg.name)
+        if not ds or depth >= 64:
+            return False
+        for d in ds:
+            if (d, reg.name) in seen:
+                continue
+            seen.add((d, reg.name))
+            dv = self.def_value.get((d, reg.name))
+            if dv is not None and dv is not TOP and _same_on_warp(dv):
+                continue
+            di = self.insts[d]
+            if di.op in ("vote", "redux") and "sync" in di.parts and di.guard is None:
+                continue  # a warp-wide ballot or reduction: every lane gets the one result (PTX ISA §9.7.13.7-8)
+            reads = used_regs(di)
+            if di.op == "shfl" and "idx" in di.parts and di.guard is None and len(di.operands) >= 3:
+                # every lane reads the same source lane: only the lane index matters (§9.7.9.6 shfl.sync)
+                lane = di.operands[2]
+                reads = (lane,) if type(lane) is Reg else ()
+            elif di.op not in _WARP_SAME_OPS:
+                return False
+            if not all(self._same_on_warp_at(di, r, seen, depth + 1) for r in reads):
+                return False
+        return True
 
     def _fixpoint(self) -> None:
         """One pass in reverse post-order, then a worklist over def-use edges until no value changes."""
@@ -983,12 +1121,17 @@ class ValueAnalysis:
         time" (and ``.sync`` makes every thread of the mask execute it, so the active set is the mask).  Any other
         mask (a constant subset, a register such as ``activemask``'s result) gets a key of its own instruction,
         ``("tid", ("elect", ("at", index)))``: its leader may be another lane, so it is not identified with any
-        other election (``eval_tid`` still counts it as one lane)."""
-        ops = inst.operands
-        m = self.value(inst, ops[1]) if len(ops) >= 2 else TOP
-        if type(m) is Const and m.value & 0xFFFFFFFF == 0xFFFFFFFF:
+        other election (``eval_tid`` still counts it as one lane); so does a full-mask election where the warp may
+        not be converged (``diverged_elections``)."""
+        if self._full_mask(inst) and inst.index not in self.diverged_elections:
             return Tid("tid", ("elect",))
         return Tid("tid", ("elect", ("at", inst.index)))
+
+    def _full_mask(self, inst: Instruction) -> bool:
+        """Whether the ``elect.sync`` ``inst`` names the full member mask ``0xffffffff``."""
+        ops = inst.operands
+        m = self.value(inst, ops[1]) if len(ops) >= 2 else TOP
+        return type(m) is Const and m.value & 0xFFFFFFFF == 0xFFFFFFFF
 
 
 def _bfe(a: Value, pos: Value, length: Value, ty: str | None) -> Value | None:
@@ -1050,6 +1193,38 @@ def _redux(inst: Instruction, src: Value) -> Value | None:
         case Const() | SReg() | Param() | SymAddr():
             return src
     return None
+
+
+#: Operations whose result is one value on a warp's lanes when every register they read is (``ValueAnalysis.
+#: _same_on_warp_at``): moves, comparisons, selections, logic, integer arithmetic and bit operations, loads (one
+#: address, one value).
+_WARP_SAME_OPS = frozenset({"mov", "setp", "selp", "or", "and", "xor", "not", "cvt", "cvta", "add", "sub", "mul",
+                            "mad", "mul24", "mad24", "div", "rem", "min", "max", "neg", "abs", "shl", "shr", "shf",
+                            "lop3", "prmt", "popc", "clz", "brev", "bfe", "bfi", "bfind", "ld"})
+
+
+def _same_on_warp(v: Value, depth: int = 0) -> bool:
+    """Whether value ``v`` is known to be one value on the lanes of a warp by its form: a constant, a kernel
+    parameter, a shared symbol, a special register of one value per CTA (``SReg``), a thread expression of the
+    warp index (``_warp_uniform``), and negations, conjunctions, disjunctions and comparisons of such values (a
+    role test ``warp != 1 || %cluster_ctarank != 0``)."""
+    if depth > 16:
+        return False
+    match v:
+        case Const() | Param() | SymAddr() | SReg():
+            return True
+        case Tid(expr=e):
+            try:
+                return _warp_uniform(e)
+            except (IndexError, TypeError, ValueError, ZeroDivisionError, OverflowError, RecursionError):
+                return False
+        case PNot(p=p):
+            return _same_on_warp(p, depth + 1)
+        case POr(p=p, q=q) | PAnd(p=p, q=q):
+            return _same_on_warp(p, depth + 1) and _same_on_warp(q, depth + 1)
+        case Cmp(a=a, b=b):
+            return _same_on_warp(a, depth + 1) and _same_on_warp(b, depth + 1)
+    return False
 
 
 def _warp_uniform(e: tuple[Any, ...]) -> bool:
