@@ -81,10 +81,15 @@ def test_the_pure_lark_parser_agrees_on_errors(monkeypatch):
     assert (got.value.line, got.value.column) == (ref.value.line, ref.value.column)
 
 
-def test_small_texts_take_the_generated_parser_large_ones_lark(monkeypatch):
+def test_the_generated_parser_reads_the_first_chars_of_a_process_lark_the_rest(monkeypatch):
     parser._parser.cache_clear()
+    monkeypatch.setattr(parser, "_generated", parser._Budget())
     monkeypatch.setattr(parser, "backend", lambda: "lark-cython")
-    assert not parser._pick("x" * parser.STANDALONE_MAX_CHARS)
+    half = parser.STANDALONE_MAX_CHARS // 2
+    assert not parser._pick("x" * half) and not parser._pick("x" * half)
+    assert parser._pick("x")  # the budget is spent: lark-cython from here on
+    assert parser._pick("x" * (parser.STANDALONE_MAX_CHARS + 1))
+    monkeypatch.setattr(parser, "_generated", parser._Budget())
     assert parser._pick("x" * (parser.STANDALONE_MAX_CHARS + 1))
     monkeypatch.setattr(parser, "backend", lambda: "lark")
     assert not parser._pick("x" * (parser.STANDALONE_MAX_CHARS + 1))  # pure Lark is no faster than the generated one

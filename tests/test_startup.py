@@ -118,7 +118,7 @@ def test_a_plain_check_of_a_small_ptx_file_imports_none_of_the_lazy_modules(tmp_
 
 
 def test_a_large_ptx_file_takes_lark_cython(tmp_path):
-    """Above ``STANDALONE_MAX_CHARS`` characters the faster parser pays for its import (when installed)."""
+    """Above ``STANDALONE_MAX_CHARS`` characters in a process the faster parser pays for its import (when installed)."""
     from tmemlint.frontend.parser import STANDALONE_MAX_CHARS, backend
 
     text = (FIXTURES / "ptx" / "bitcast_rename_before_wait.ptx").read_text()

@@ -2,8 +2,8 @@
 
 LALR parsers (contextual lexer) of ``grammars/ptx.lark``, run with the IR-building transformer inline, so no parse
 tree is kept: the generated one (``tmemlint.frontend.ptx_lalr``, Lark's stand-alone parser: no ``lark`` import, about
-27 ms less start-up) for texts of at most ``STANDALONE_MAX_CHARS`` characters, and Lark with lark-cython (about 1.4x
-faster per line, 40 ms to import and load) for larger ones and for every text once it is loaded (``_pick``).  Both
+20 ms less start-up) for the first ``STANDALONE_MAX_CHARS`` characters a process parses, and Lark with lark-cython
+(1.2-2x faster per line, about 35 ms to import and load) beyond them (``_pick``).  Both
 have the same tables and the same IR builder: the same items, and the pure-Python parser's error positions.  Bytes are decoded as UTF-8 (a BOM is dropped); bytes that are not
 UTF-8 (Latin-1 text in comments) are decoded as Latin-1 so positions stay exact.
 """
@@ -27,9 +27,21 @@ if TYPE_CHECKING:
 LARK_OPTIONS: dict[str, Any] = {"parser": "lalr", "lexer": "contextual", "maybe_placeholders": False,
                                 "propagate_positions": False}
 
-#: Texts up to this many characters (after the pre-pass) are parsed by the generated parser when Lark is not loaded
-#: yet: below it, lark-cython's faster parse does not pay for importing it (docs/performance.md, issue 29).
-STANDALONE_MAX_CHARS = 100_000
+#: The generated parser reads at most this many characters (after the pre-pass) in one process, counted over its
+#: texts: below it, lark-cython's faster parse (about 0.2-0.4 ms less per 1,000 characters) does not pay for
+#: importing it and loading its tables (about 16-27 ms); the text that would exceed it, and every later one, goes
+#: to lark-cython (docs/performance.md, issue 29).
+STANDALONE_MAX_CHARS = 64_000
+
+
+class _Budget:
+    """The characters the generated parser has read in this process (``_pick``)."""
+
+    def __init__(self) -> None:
+        self.chars = 0
+
+
+_generated = _Budget()
 
 
 #: Files with more lines than this are not parsed (TM901): about 100 s and 600 MB at the parser's speed.
@@ -75,11 +87,9 @@ def grammar_text() -> str:
 def backend() -> str:
     """``"lark-cython"`` when the compiled LALR backend is installed (the ``lark-cython`` package: same grammar,
     same IR, about twice as fast), else ``"lark"`` (pure Python)."""
-    try:
-        import lark_cython  # noqa: F401
-    except ImportError:
-        return "lark"
-    return "lark-cython"
+    from importlib.util import find_spec
+
+    return "lark-cython" if find_spec("lark_cython") is not None else "lark"  # found, not imported (issue 29)
 
 
 def _table_cache(grammar: str, kind: str) -> Path | None:
@@ -111,10 +121,13 @@ def _parser(accelerated: bool = True) -> "Lark":
     extra = {}
     kind = "lark"
     if accelerated and backend() == "lark-cython":
-        import lark_cython
-
-        extra["_plugins"] = lark_cython.plugins
-        kind = "lark-cython"
+        try:
+            import lark_cython
+        except ImportError:  # found but broken: pure Lark
+            pass
+        else:
+            extra["_plugins"] = lark_cython.plugins
+            kind = "lark-cython"
     grammar = grammar_text()
     cache = _table_cache(grammar, kind)
     if cache is not None and cache.exists() and not _trusted(cache):
@@ -125,8 +138,10 @@ def _parser(accelerated: bool = True) -> "Lark":
     fresh = cache is not None and not cache.exists()
     from lark import Lark
 
-    parser = Lark(grammar, transformer=IRBuilder(), cache=str(cache) if cache is not None else False,
-                  **LARK_OPTIONS, **extra)
+    # cache after the options: Lark hashes the options in the order given, and this is the order of the files
+    # that tmemlint 0.3.0 wrote (same grammar, same file name: a different order would rebuild them in turn)
+    parser = Lark(grammar, transformer=IRBuilder(), **LARK_OPTIONS, cache=str(cache) if cache is not None else False,
+                  **extra)
     if fresh and cache.is_file():
         _seal(cache)
     return parser
@@ -142,11 +157,18 @@ def _standalone():
 
 
 def _pick(text: str) -> bool:
-    """Whether ``text`` is parsed with Lark and lark-cython (else the generated parser): when lark-cython is
-    installed and the text is longer than ``STANDALONE_MAX_CHARS`` or Lark's parser is already loaded."""
+    """Whether ``text`` is parsed with Lark and lark-cython (else the generated parser): when Lark's parser is
+    already loaded, or lark-cython is installed and ``text`` would take the generated parser's reading in this
+    process beyond ``STANDALONE_MAX_CHARS`` (a folder of many small files pays lark-cython's import once, not a
+    slower parse of each).  Without lark-cython the generated parser reads everything: Lark alone is no faster."""
     if _parser.cache_info().currsize:
         return True
-    return len(text) > STANDALONE_MAX_CHARS and backend() == "lark-cython"
+    if backend() != "lark-cython":
+        return False
+    if _generated.chars + len(text) > STANDALONE_MAX_CHARS:
+        return True
+    _generated.chars += len(text)
+    return False
 
 
 def _digest_path(cache: Path) -> Path:
