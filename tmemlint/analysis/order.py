@@ -88,6 +88,9 @@ _ENTRY = -1
 #: Exit states of a class above which ``releases_after`` does not unite the keys lane by lane.
 _MAX_LANE_STATES = 64
 
+#: The opcode families whose single-anchor ``releases_after`` is answered by one simulation of all of them.
+_BATCHED_ANCHORS = frozenset({"tcgen05.ld", "tcgen05.st"})
+
 #: Branch-fact sets kept per instruction before they are taken as unknown.
 _MAX_FACT_SETS = 32
 
@@ -536,6 +539,10 @@ class SyncModel:
         thread that executed the anchor, not united over the warp's lanes (``_issuers_keys``).  ``from_entry`` (with
         no anchors): the keys arrived on from the
         kernel's entry, under the index ``_ENTRY``."""
+        if len(anchors) == 1 and not grouped and not from_entry and anchors[0].family in _BATCHED_ANCHORS:
+            batched = self._batched_releases(klass, anchors[0], completion)
+            if batched is not None:
+                return batched
         cache_key = (id(klass), tuple(a.index for a in anchors), grouped, completion, from_entry)
         hit = self._releases.get(cache_key)
         if hit is not None and hit[0] is klass:
@@ -599,6 +606,28 @@ class SyncModel:
         (``lane_counts``, an election's facts left out: its leader is no lane known, PTX ISA §9.7.13.12)."""
         known = frozenset(f for f in lane if not _mentions_election(f[0]))
         return sum(lane_counts(klass, known, frozenset()) or (1,)) > 0
+
+    def _batched_releases(self, klass: "WarpClass", anchor: Instruction,
+                          completion: bool) -> dict[int, list[_KeysOnPath]] | None:
+        """``releases_after(klass, (anchor,), completion=completion)`` for a tcgen05.ld or st ``anchor``: one
+        simulation per class, family and ``completion`` whose anchors are every instruction of that family in the
+        function (those ``klass`` never executes never enter its states), cached in the context's
+        ``ControlCaches.releases_batch``.  The per-load questions (``completed_before``, asked for each load before
+        each dealloc: CUTLASS tutorial_02's 256 loads) then cost one simulation instead of one per load.  Each
+        anchor's entries are its own: re-executing an anchor restarts only its keys (``releases_after``'s
+        transfer), so the other anchors change which states the simulation keeps apart, not what is arrived on
+        after this one.  None when ``anchor`` is the only one of its family (the plain simulation is the batch)."""
+        fam = anchor.family
+        cache = self.ctx.control_caches.releases_batch
+        hit = cache.get((id(klass), fam, completion))
+        if hit is None or hit[0] is not klass:
+            group = tuple(i for i in self.ctx.function.instructions if i.family == fam)
+            if len(group) < 2:
+                return None
+            hit = cache[(id(klass), fam, completion)] = (klass, self.releases_after(klass, group,
+                                                                                    completion=completion))
+        got = hit[1].get(anchor.index)
+        return {anchor.index: got} if got is not None else {}
 
     def _every_lane_keys(self, uniform: Facts, states: list[_LaneState]) -> frozenset[BarrierKey]:
         """The keys the warp arrives on in every CTA-uniform situation that agrees with ``uniform``, from the lanes:
