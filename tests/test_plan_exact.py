@@ -484,3 +484,38 @@ def test_design_peak_from_declared_lifetimes(tmp_path):
     proc = run_cli("plan", "--design", str(d))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "object 1 (S): 'live' must be [first, last] phases" in proc.stderr
+
+
+# ---------------------------------------------------------------------------------------- load completion (issue 24)
+
+
+def test_hand_over_needs_wait_ld_not_a_register_read():
+    # plan_ld_wait_handover_good/bad: the same double-buffered kernel (2 stages x 128 columns); the four warps load
+    # their lane quarter at PTX line 291 and hand the stage to the MMA at line 228 (two tiles later) through
+    # empty[stage]. good: tcgen05.wait::ld before the hand-over; bad: only a register read (the st.global of the
+    # values). The plan asks the engine (SyncModel.pending_at): a register read does not complete the load (PTX ISA
+    # §9.7.16.6.4.5; reference §3.1; catalog TM302 row)
+    chain = ("happens-before chain: mbarrier empty (offset not known: any of its stages), barrier 0: warps 1-3 "
+             "arrive at lines {}, {}, warp 0 wait at lines 135, 207")
+    fences = ["tcgen05.fence::before_thread_sync", "tcgen05.fence::after_thread_sync"]
+    edges = {}
+    kernels = {}
+    for name in ("good", "bad"):
+        k = kernels[name] = kernel(PLAN / f"plan_ld_wait_handover_{name}.ptx")
+        edges[name] = k["reuse_edges"]
+        assert [(e["region"], tuple(e["columns"]), e["reader"]["line"], e["writer"]["line"], e["relation"],
+                 e["next_iteration"], e["ordered"]) for e in edges[name]] == \
+            [("acc0", (0, 128), 291, 228, "same warps, other threads", True, True),
+             ("acc1", (128, 256), 291, 228, "same warps, other threads", True, True)]
+    for e in edges["good"]:
+        assert (e["guard"], e["risk"], e["missing"]) == ("mbarrier+tcgen05", 1, [])
+        assert e["present"] == ["tcgen05.wait::ld", chain.format(354, 372), *fences]
+    for e in edges["bad"]:
+        assert (e["guard"], e["risk"]) == ("mbarrier", 3)
+        assert e["present"] == [chain.format(349, 367), *fences]
+        assert e["missing"] == ["tcgen05.wait::ld before the hand-over"]
+    good, bad = kernels["good"], kernels["bad"]
+    assert good["findings"] == []
+    assert [(f["code"], f["line"]) for f in bad["findings"]] == [("TM302", 291)]
+    assert (good["readback"]["wait_count"], good["readback"]["lds_without_wait"]) == (1, [])
+    assert (bad["readback"]["wait_count"], bad["readback"]["lds_without_wait"]) == (0, [291])
