@@ -54,7 +54,7 @@ from tmemlint.analysis.sync import (ASYNC_TCGEN05, WARP_COLLECTIVE, AddressForm,
 from tmemlint.analysis.threads import (bounds_disagree, cross_warp_facts, is_lane_fact, lane_counts,
                                        other_warp_view, undecidable_pair, warps_executing)
 from tmemlint.analysis.threads import Facts
-from tmemlint.analysis.values import TOP, ValueAnalysis, defined_regs, is_register_copy
+from tmemlint.analysis.values import TOP, ValueAnalysis, defined_regs, fold_op, int_type, is_register_copy
 from tmemlint.ir import Address, Imm, Instruction, NotReg, Reg, Sym
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -2252,8 +2252,8 @@ class _SymAddr:
     offset: int
 
 
-#: A concrete value in ``_ConcreteRun``: an integer (unsigned, of the instruction's width), an address, or None
-#: (not known).
+#: A concrete value in ``_ConcreteRun``: an integer (the register's bits, as an unsigned 64-bit number: only the
+#: low bits of the register's width count), an address, or None (not known).
 _Conc = int | _SymAddr | None
 
 
@@ -2272,9 +2272,9 @@ class _WaitRun:
 class _ConcreteRun:
     """A concrete execution of one thread through one loop's blocks (``SyncModel.wait_parity``): integer registers
     by name; a register the run has not written has its value from the definitions outside the loop that reach
-    its use (``ValueAnalysis``), when they agree on a constant or a symbol address.  Integer arithmetic of PTX ISA
-    §9.7.1-9.7.3 (add, sub, mul.lo, mad.lo, div, rem, min, max, neg, and, or, xor, not, shl, shr, mov, cvt,
-    setp, selp), modulo the type's width; anything else writes unknown values."""
+    its use (``ValueAnalysis``), when they agree on a constant or a symbol address.  Integer arithmetic is
+    ``values.fold_op``'s (PTX ISA §9.7.1-9.7.3, §9.7.8: the same folding as the value analysis), plus addresses
+    moved or offset by integers; anything else writes unknown values."""
 
     def __init__(self, values: ValueAnalysis, block_of: list[int], body: frozenset[Node]) -> None:
         self.values = values
@@ -2388,75 +2388,25 @@ class _ConcreteRun:
             self.regs[r.name] = out if k == 0 else None
 
     def _compute(self, inst: Instruction) -> _Conc:
-        """The value ``inst`` writes to its first destination, or None."""
-        op, parts, ops = inst.op, inst.parts, inst.operands
-        ty = next((p for p in reversed(parts) if p[:1] in ("u", "s", "b") and p[1:].isdigit()), None)
-        if ty is None and "pred" not in parts:
-            return None
-        width = 1 if ty is None else int(ty[1:])
-        if op == "mul" and "wide" in parts:
-            width *= 2
-        signed = ty is not None and ty[0] == "s"
+        """The value ``inst`` writes to its first destination, or None: an address moved by a ``mov``/``cvt`` or
+        offset by an integer ``add``/``sub``, else the integers ``values.fold_op`` computes."""
+        op, ops = inst.op, inst.operands
+        ty = int_type(inst)
         args = [self.read(inst, o) for o in ops[1:]]
-        if op in ("mov", "cvt") and len(args) == 1:
-            a = args[0]
-            return a if not isinstance(a, int) else a & ((1 << width) - 1)
-        if op == "add" and len(args) == 2:
+        if ty is not None and len(args) == 1 and op in ("mov", "cvt") and isinstance(args[0], _SymAddr):
+            return args[0]
+        if ty is not None and len(args) == 2 and op in ("add", "sub"):
             x, y = args
+            width = int(ty[1:])
             if isinstance(x, _SymAddr) and isinstance(y, int):
-                return _offset(x, _signed(y, width))
-            if isinstance(y, _SymAddr) and isinstance(x, int):
+                return _offset(x, _signed(y, width) if op == "add" else -_signed(y, width))
+            if isinstance(y, _SymAddr) and isinstance(x, int) and op == "add":
                 return _offset(y, _signed(x, width))
-        if op == "sub" and len(args) == 2 and isinstance(args[0], _SymAddr) and isinstance(args[1], int):
-            return _offset(args[0], -_signed(args[1], width))
-        if any(not isinstance(a, int) for a in args):
+        ints = tuple(a for a in args if isinstance(a, int))
+        if len(ints) != len(args):
             return None
-        v = [cast(int, a) for a in args]
-        s = [_signed(a, width) if signed else a & ((1 << width) - 1) for a in v]
-        if op == "setp" and len(parts) > 2 and len(s) == 2:
-            if len(ops) != 3:
-                return None  # setp with a combining predicate (.and/.or) or two destinations
-            cmp = parts[1]
-            a, b = s
-            res = {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b,
-                   "lo": a < b, "ls": a <= b, "hi": a > b, "hs": a >= b}.get(cmp)
-            return None if res is None else int(res)
-        if op == "selp" and len(v) == 3:
-            return v[0] & ((1 << width) - 1) if v[2] else v[1] & ((1 << width) - 1)
-        res2: int | None = None
-        if len(s) == 2:
-            a, b = s
-            if op == "add":
-                res2 = a + b
-            elif op == "sub":
-                res2 = a - b
-            elif op == "mul" and ("lo" in parts or "wide" in parts):
-                res2 = a * b
-            elif op in ("div", "rem") and b != 0:
-                q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
-                res2 = q if op == "div" else a - q * b
-            elif op == "min":
-                res2 = min(a, b)
-            elif op == "max":
-                res2 = max(a, b)
-            elif op == "and":
-                res2 = a & b
-            elif op == "or":
-                res2 = a | b
-            elif op == "xor":
-                res2 = a ^ b
-            elif op == "shl":
-                res2 = a << min(b, width) if b >= 0 else None
-            elif op == "shr":
-                res2 = a >> min(b, width) if b >= 0 else None
-        elif len(s) == 1:
-            if op == "not":
-                res2 = ~s[0]
-            elif op == "neg":
-                res2 = -s[0]
-        elif len(s) == 3 and op == "mad" and "lo" in parts:
-            res2 = s[0] * s[1] + s[2]
-        return None if res2 is None else res2 & ((1 << width) - 1)
+        r = fold_op(inst.parts, ints)
+        return None if r is None else r & _MASK64
 
 
 #: 64 bits: an immediate's two's complement form.

@@ -340,6 +340,160 @@ def int_type(inst: Instruction) -> str | None:
     return None
 
 
+# ------------------------------------------------------------------------------------ integer folding
+#: The opcodes ``fold_op`` evaluates (PTX ISA 9.0 §9.7.1 integer arithmetic, §9.7.6 comparison and selection, §9.7.8
+#: logic and shift, §9.7.9.21 ``cvt`` between integer types, §9.7.9.1 ``mov``).
+FOLDED_OPS = frozenset({"add", "sub", "mul", "mad", "mul24", "div", "rem", "min", "max", "neg", "abs", "and", "or",
+                        "xor", "not", "shl", "shr", "mov", "cvt", "setp", "selp"})
+_FLOAT_PARTS = frozenset({"f16", "f16x2", "bf16", "bf16x2", "tf32", "f32", "f64", "e4m3x2", "e5m2x2"})
+
+
+def _int_parts(parts: tuple[str, ...]) -> list[str]:
+    """The integer type suffixes of an instruction's ``parts`` in order (``u32``, ``s64``, ``b16`` ...)."""
+    return [p for p in parts[1:] if len(p) >= 2 and p[0] in "usb" and p[1:].isdigit()]
+
+
+def fold_op(parts: tuple[str, ...], args: tuple[int, ...]) -> int | None:
+    """The integer a PTX instruction writes to its first destination when its source operands are the integers
+    ``args`` (in operand order; any representation: each is read as a register of the operand's type holds it,
+    PTX ISA §5.2), or None when the instruction is not one of ``FOLDED_OPS`` on integer (or ``.pred``) types, or
+    the result is not defined (a division by zero) or not modelled (floating point, ``.cc`` carries in).
+
+    ``parts`` is the dotted opcode split (``("mad", "lo", "s32")``).  The result is as the destination register
+    holds it (``threadexpr.wrap``): in [0, 2^w) for ``.u``/``.b`` types, [-2^(w-1), 2^(w-1)) for ``.s`` types,
+    0 or 1 for ``.pred`` results (``setp``; ``and``/``or``/``xor``/``not``/``mov``/``selp`` on ``.pred``).
+    Semantics, by PTX ISA 9.0 section (w: the type's width in bits): §9.7.1.1-2 ``add``/``sub`` modulo 2^w
+    (``.sat``: ``.s32`` clamped); §9.7.1.3 ``mul.lo`` the low w bits, ``.hi`` the high w bits, ``.wide`` the
+    2w-bit product; §9.7.1.4 ``mad`` the same, plus the third operand (of 2w bits for ``.wide``); §9.7.1.5
+    ``mul24`` the 48-bit product of the operands' low 24 bits (``.lo``: its low 32 bits, ``.hi``: bits 47-16);
+    §9.7.1.8-9 ``div``/``rem`` truncating toward zero; §9.7.1.10-13 ``abs``, ``neg``, ``min``, ``max`` (signed
+    or unsigned by type); §9.7.8.1-4 ``and``/``or``/``xor``/``not`` bitwise; §9.7.8.8-9 ``shl``/``shr`` by an
+    unsigned 32-bit amount clamped to w (``shr.s`` fills with the sign bit); §9.7.6.2 ``setp``
+    (``.and``/``.or``/``.xor`` with a third, predicate, operand: ``BoolOp(a cmp b, c)``); §9.7.6.3 ``selp``;
+    §9.7.9.21 ``cvt.D.S`` between integer types (the source's value, of type S, truncated or extended to D;
+    ``.sat`` clamps to D's range); §9.7.9.1 ``mov``."""
+    op = parts[0]
+    if op not in FOLDED_OPS or "cc" in parts or any(p in _FLOAT_PARTS for p in parts):
+        return None
+    ints = _int_parts(parts)
+    if op == "cvt":
+        if len(ints) != 2 or len(args) != 1:
+            return None
+        dst, src = ints
+        v = _wrap(args[0], src)
+        if "sat" in parts:
+            lo, hi = _range(dst)
+            return min(max(v, lo), hi)
+        return _wrap(v, dst)
+    if not ints:
+        if "pred" not in parts:
+            return None
+        return _fold_pred(op, args)
+    ty = ints[-1]
+    if op == "setp":
+        return _fold_setp(parts, ty, args)
+    wide = "wide" in parts
+    dty = ty[0] + str(2 * int(ty[1:])) if wide else ty
+    x = [_wrap(a, ty) for a in args]
+    if op == "mad" and wide and len(x) == 3:
+        x[2] = _wrap(args[2], dty)
+    r = _fold_int(op, parts, ty, x)
+    if r is None:
+        return None
+    if "sat" in parts and op in ("add", "sub") and ty == "s32":
+        lo, hi = _range(ty)
+        return min(max(r, lo), hi)
+    return _wrap(r, dty)
+
+
+def fold_values(parts: tuple[str, ...], args: list[Value]) -> Value | None:
+    """``fold_op`` on abstract values: the constant, or the constant set (at most ``MAX_SET`` values), that the
+    instruction with ``parts`` writes when each of ``args`` is a constant or a constant set (every combination
+    of their candidates folded); None when an argument is neither, a combination does not fold, or the results
+    are more than ``MAX_SET``."""
+    cands = [const_candidates(a) for a in args]
+    if not cands or any(c is None for c in cands):
+        return None
+    combos: list[tuple[int, ...]] = [()]
+    for c in cands:
+        assert c is not None
+        combos = [t + (x,) for t in combos for x in c]
+    vals: set[int] = set()
+    for t in combos:
+        r = fold_op(parts, t)
+        if r is None:
+            return None
+        vals.add(r)
+        if len(vals) > MAX_SET:
+            return None
+    return const(next(iter(vals))) if len(vals) == 1 else ConstSet("cs", frozenset(vals))
+
+
+def _range(ty: str) -> tuple[int, int]:
+    """The smallest and largest integer of type ``ty``."""
+    w = int(ty[1:])
+    return (-(1 << (w - 1)), (1 << (w - 1)) - 1) if ty[0] == "s" else (0, (1 << w) - 1)
+
+
+def _fold_pred(op: str, args: tuple[int, ...]) -> int | None:
+    """``fold_op`` on ``.pred`` operands (each non-zero: true)."""
+    b = [1 if a else 0 for a in args]
+    if op == "mov" and len(b) == 1:
+        return b[0]
+    if op == "not" and len(b) == 1:
+        return 1 - b[0]
+    if op in ("and", "or", "xor") and len(b) == 2:
+        return int(_BIN[op](b[0], b[1]))
+    if op == "selp" and len(b) == 3:
+        return b[0] if b[2] else b[1]
+    return None
+
+
+def _fold_setp(parts: tuple[str, ...], ty: str, args: tuple[int, ...]) -> int | None:
+    """``fold_op`` for ``setp.cmp[.bop].ty`` (PTX ISA §9.7.6.2): ``a cmp b``, combined with the third operand."""
+    cmp = next((p for p in parts[1:] if p in _CMP), None)
+    if cmp is None or len(args) not in (2, 3):
+        return None
+    p = 1 if _CMP[cmp](_wrap(args[0], ty), _wrap(args[1], ty)) else 0
+    if len(args) == 2:
+        return p
+    bop = next((q for q in parts[2:] if q in ("and", "or", "xor")), None)
+    return None if bop is None else int(_BIN[bop](p, 1 if args[2] else 0))
+
+
+def _fold_int(op: str, parts: tuple[str, ...], ty: str, x: list[int]) -> int | None:
+    """``fold_op``'s integer result, before it is wrapped to the destination type (operands ``x`` already read as
+    type ``ty``; ``None``: not defined or not modelled)."""
+    w = int(ty[1:])
+    if op in ("mov", "neg", "abs", "not") and len(x) == 1:
+        a = x[0]
+        return a if op == "mov" else -a if op == "neg" else abs(a) if op == "abs" else ~a
+    if op == "selp" and len(x) == 3:
+        return x[0] if x[2] else x[1]
+    if op == "mul24" and len(x) == 2:
+        a, b = (_wrap(v, ty[0] + "24") for v in x)
+        return (a * b) >> 16 if "hi" in parts else a * b
+    if op == "mad" and len(x) == 3:
+        prod = _fold_int("mul", parts, ty, x[:2])
+        return None if prod is None else prod + x[2]
+    if len(x) != 2:
+        return None
+    a, b = x
+    if op == "mul":
+        return (a * b) >> w if "hi" in parts else a * b
+    if op in ("div", "rem"):
+        if b == 0:
+            return None
+        q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
+        return q if op == "div" else a - q * b
+    if op in ("shl", "shr"):
+        n = min(b & 0xFFFFFFFF, w)  # the shift amount is a .u32 operand whatever the type (§9.7.8.7)
+        return a << n if op == "shl" else a >> n
+    if op in ("add", "sub", "min", "max", "and", "or", "xor"):
+        return _BIN[op](a, b)
+    return None
+
+
 _SWAP = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "lo": "hi", "hi": "lo", "ls": "hs", "hs": "ls",
          "eq": "eq", "ne": "ne"}
 NEGATE = {"eq": "ne", "ne": "eq", "lt": "ge", "ge": "lt", "le": "gt", "gt": "le", "lo": "hs", "hs": "lo",
@@ -1030,6 +1184,10 @@ class ValueAnalysis:
             if op == "or":
                 return POr("por", args[0], args[1])
             return None
+        if op in FOLDED_OPS and args and all(isinstance(a, _CONSTS) for a in args) \
+                and (op != "setp" or all(type(a) is Const for a in args)):
+            # integer arithmetic on constants (a ``setp`` of a constant set keeps the predicate: ``_selp_test``)
+            return fold_values(inst.parts, args)
         if op in _ARITH:
             if len(args) < 2:
                 return None
@@ -1280,7 +1438,7 @@ def cmp_value(cmp: str, a: Value, b: Value, ty: str | None = None) -> Value | No
     """The predicate ``a cmp b``; ``ty`` is the comparison's integer type (``setp.gt.u32``: ``u32``), None when
     unknown.  A thread expression that may be negative, compared as an unsigned or bit type, is compared as the
     register holds it (``("wrap", ty, e)``): compilers test a warp range ``4 <= w <= 11`` as ``(w - 4) <=u 7``,
-    which is false for warps 0-3 only because ``w - 4`` wraps (PTX ISA §5.2, §9.7.3.1 setp)."""
+    which is false for warps 0-3 only because ``w - 4`` wraps (PTX ISA §5.2, §9.7.6.2 setp)."""
     if a is TOP or b is TOP:
         return None
     if type(a) is Const:
