@@ -282,7 +282,8 @@ def main() -> int:
         rows.append(row)
         print(f"{project}/{path.name:<48} {lines:>8} ptxas {row['ptxas_s']:7.2f}s {row['ptxas_mb']:6.0f}MB  tmemlint "
               f"{row['lint_s']:7.2f}s {row['lint_mb']:6.0f}MB  time x{row['lint_s'] / row['ptxas_s']:.2f} mem "
-              f"x{row['lint_mb'] / row['ptxas_mb']:.2f} (load {LOADS[-1]:.1f})", file=sys.stderr, flush=True)
+              f"x{row['lint_mb'] / row['ptxas_mb']:.2f} CPU ptxas {row['ptxas_cpu']:.2f}s tmemlint {row['lint_cpu']:.2f}s "
+              f"(load {LOADS[-1]:.1f})", file=sys.stderr, flush=True)
     build = None
     prod = [r for r in rows if r["group"] == "production"]
     if prod and not args.skip_build:

@@ -850,9 +850,6 @@ def test_a_second_election_through_elect_one_sync_elects_the_same_lane():
     assert k.ctx.sync.completion_ordering((k.at["a"],), k.warp(1), k.at["b"], k.warp(0)).verdict is True
 
 
-@pytest.mark.xfail(strict=True, reason="known miss: SyncModel.releases_after unites the keys of the lanes that "
-                   "passed the MMA, so the elected lane's no-commit path and lane 1's commit path (lane facts of "
-                   "two different predicates, never checked together) count as one thread that committed")
 def test_a_commit_by_lane_1_does_not_complete_the_elected_lanes_mma():
     # elect.sync names no lane (PTX ISA 9.0 §9.7.13.12), and tcgen05.commit tracks only its own thread's
     # operations (§9.7.16.8.4): lane 1's commit says nothing of the MMA of the elected lane
@@ -860,3 +857,56 @@ def test_a_commit_by_lane_1_does_not_complete_the_elected_lanes_mma():
                 "\tmov.u32 %r22, %laneid;\n\tsetp.ne.u32 %p21, %r22, 1;\n\t@%p21 bra DONE;\n")
     k = build(body)
     assert k.ctx.sync.completion_ordering((k.at["a"],), k.warp(1), k.at["b"], k.warp(0)).verdict is False
+
+
+def test_an_election_after_some_lanes_branched_away_is_its_own():
+    # elect.sync elects "one predicated active leader thread" of its membermask, the same "for the same membermask
+    # every time" (PTX ISA 9.0 §9.7.13.12); where lanes 16-31 left before the second election, it is not the
+    # converged election of the MMA: its leader is not known to be the MMA's issuer
+    body = swap(REELECT, "\telect.sync %r21|%p21, -1;\n",
+                "\tmov.u32 %r23, %laneid;\n\tsetp.ge.u32 %p22, %r23, 16;\n\t@%p22 bra DONE;\n"
+                "\telect.sync %r21|%p21, -1;\n")
+    k = build(body)
+    second = next(i for i in k.ctx.function.instructions if i.op == "elect" and "%p21" in str(i.operands[0]))
+    assert k.ctx.values.diverged_elections == frozenset({second.index})
+    o = k.ctx.sync.completion_ordering((k.at["a"],), k.warp(1), k.at["b"], k.warp(0))
+    assert (o.verdict, o.missing) == (False, "issuer")
+
+
+def test_an_election_under_a_warp_uniform_branch_is_the_converged_one():
+    # counter-example: a branch on the warp index (the same on every lane of a warp) before the second election
+    # leaves the warp converged, so both elections are ("elect",) and elect the MMA's issuer
+    body = swap(REELECT, "\telect.sync %r21|%p21, -1;\n",
+                "\tsetp.eq.u32 %p22, %r2, 3;\n\t@%p22 bra DONE;\n\telect.sync %r21|%p21, -1;\n")
+    k = build(body)
+    assert k.ctx.values.diverged_elections == frozenset()
+    assert k.ctx.sync.completion_ordering((k.at["a"],), k.warp(1), k.at["b"], k.warp(0)).verdict is True
+
+
+#: Warp 0's elected lane leaves; its other lanes go on to the role test; warp 2 (the role) then elects.
+ANOTHER_ROLES_ELECTION = """
+\tsetp.ne.u32 %p2, %r2, 0;
+\t@%p2 bra ROLES;
+\telect.sync %r20|%p20, -1;
+\t@!%p20 bra ROLES;
+\tbra.uni DONE;
+ROLES:
+\tsetp.ne.u32 %p3, %r2, 2;
+\t@%p3 bra DONE;
+\telect.sync %r21|%p21, -1;
+\t@!%p21 bra DONE;
+"""
+
+
+def test_an_election_after_another_roles_lane_branch_is_the_converged_one():
+    # the second election is control dependent on warp 0's elect branch (warp 0's leader never reaches it), but
+    # only warp 2 runs it, and warp 2 never meets that branch (``ValueAnalysis._warps_reaching``)
+    k = build(ANOTHER_ROLES_ELECTION)
+    assert k.ctx.values.diverged_elections == frozenset()
+
+
+def test_an_election_after_its_own_warps_lane_branch_is_its_own():
+    # counter-example: the role is warp 0 itself, whose lanes but the first election's leader reach the election
+    k = build(swap(ANOTHER_ROLES_ELECTION, "%p3, %r2, 2;", "%p3, %r2, 0;"))
+    second = next(i for i in k.ctx.function.instructions if i.op == "elect" and "%p21" in str(i.operands[0]))
+    assert k.ctx.values.diverged_elections == frozenset({second.index})

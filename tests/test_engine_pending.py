@@ -78,3 +78,27 @@ def test_guarded_read_on_lanes_0_15_then_handover():
     assert tuple(p.op.index for p in got) == (ld,) and got[0].read
     k2 = build(swap(body, ARRIVE, WAIT + ARRIVE))
     assert _pending(k2) == ()
+
+
+#: Warp 1 issues four loads (no wait); every warp passes ``bar.sync 0``; warp 0 then frees the columns.
+MANY_LOADS = ("\tsetp.ne.u32 %p3, %r2, 1;\n"
+              + "".join(f"\t@!%p3 tcgen05.ld.sync.aligned.32x32b.x4.b32 {{%r{40 + 4 * i}, %r{41 + 4 * i}, "
+                        f"%r{42 + 4 * i}, %r{43 + 4 * i}}}, [%r5]; // @ld{i}\n" for i in range(4))
+              + "\ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\ttcgen05.fence::after_thread_sync;\n"
+              "\t@%p1 bra DONE;\n\ttcgen05.dealloc.cta_group::1.sync.aligned.b32 %r5, 128; // @free\n")
+
+
+def test_completed_before_one_simulation_for_every_load():
+    """``completed_before`` asked for each of warp 1's loads before warp 0's dealloc: the barrier orders each
+    load's issue, no ``wait::ld`` its completion (False); the releases after every load come from one multi-anchor
+    simulation (``ControlCaches.releases_batch``), so the questions after the first run no simulation."""
+    k = build(MANY_LOADS)
+    sync, w0, w1 = k.ctx.sync, k.warp(0), k.warp(1)
+    assert sync.completed_before(k.at["ld0"], w1, k.at["free"], w0) is False
+    ran = len(k.ctx.simulations)
+    assert [sync.completed_before(k.at[f"ld{i}"], w1, k.at["free"], w0) for i in range(1, 4)] == [False] * 3
+    assert len(k.ctx.simulations) == ran
+    fence = "\ttcgen05.fence::before_thread_sync;\n"
+    k2 = build(swap(MANY_LOADS, fence, WAIT + fence))  # warp 1 waits for its loads before the barrier
+    assert [k2.ctx.sync.completed_before(k2.at[f"ld{i}"], k2.warp(1), k2.at["free"], k2.warp(0))
+            for i in range(4)] == [True] * 4

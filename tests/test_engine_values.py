@@ -467,11 +467,21 @@ def test_two_elect_one_sync_calls_are_one_thread_predicate():
 
 
 def test_an_election_over_another_member_mask_is_its_own_predicate():
-    k = mini("\telect.sync %r71|%p21, 65535;\n\t@!%p21 bra DONE; // @a\n"
+    # the second election is at the join (the warp converged again), so it is the full mask's one
+    k = mini("\telect.sync %r71|%p21, 65535;\n\t@!%p21 bra JOINED; // @a\nJOINED:\n"
              "\telect.sync %r72|%p22, -1;\n\t@!%p22 bra DONE; // @b\n")
     a, _ = guard_key(k, "a")
     b, _ = guard_key(k, "b")
     assert a[0] == "tid" and a[1][0] == "elect" and a != b and b == ("tid", ("elect",))
+
+
+def test_a_full_mask_election_under_a_lane_branch_is_its_own_predicate():
+    # counter-example: where only the first election's leader reaches the full-mask elect.sync, the mask names
+    # lanes that do not execute it (undefined, PTX ISA 9.0 §9.7.13.12): not the converged election ("elect",)
+    k = mini("\telect.sync %r71|%p21, 65535;\n\t@!%p21 bra DONE; // @a\n"
+             "\telect.sync %r72|%p22, -1;\n\t@!%p22 bra DONE; // @b\n")
+    b, _ = guard_key(k, "b")
+    assert b[0] == "tid" and b[1][0] == "elect" and b != ("tid", ("elect",))
 
 
 # ---- answers the ISA contradicts (strict xfail) ---------------------------------------------------------------

@@ -484,3 +484,35 @@ def test_design_peak_from_declared_lifetimes(tmp_path):
     proc = run_cli("plan", "--design", str(d))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "object 1 (S): 'live' must be [first, last] phases" in proc.stderr
+
+
+# ---------------------------------------------------------------------------------------- load completion (issue 24)
+
+
+def test_hand_over_needs_wait_ld_not_a_register_read():
+    # plan_acc_double_buffer (good) and its bad twin plan_acc_double_buffer_no_wait_ld_bad: 2 stages x 256 columns;
+    # the four warps load their lane quarter at PTX line 291 and hand the stage to the MMA at line 228 (two tiles
+    # later) through empty[stage]. good: tcgen05.wait::ld before the hand-over; bad: only a register read (the
+    # st.global of the values). The plan asks the engine (SyncModel.pending_at): a register read does not complete
+    # the load (PTX ISA §9.7.16.6.4.5; reference §3.1; catalog TM302 row)
+    chain = ("happens-before chain: mbarrier empty (offset not known: any of its stages), barrier 0: warps 1-3 "
+             "arrive at lines {}, {}, warp 0 wait at lines 135, 207")
+    fences = ["tcgen05.fence::before_thread_sync", "tcgen05.fence::after_thread_sync"]
+    good = kernel(PLAN / "plan_acc_double_buffer.ptx")
+    bad = kernel(PLAN / "plan_acc_double_buffer_no_wait_ld_bad.ptx")
+    for k in (good, bad):
+        assert [(e["region"], tuple(e["columns"]), e["reader"]["line"], e["writer"]["line"], e["relation"],
+                 e["next_iteration"], e["ordered"]) for e in k["reuse_edges"]] == \
+            [("acc0", (0, 256), 291, 228, "same warps, other threads", True, True),
+             ("acc1", (256, 512), 291, 228, "same warps, other threads", True, True)]
+    for e in good["reuse_edges"]:
+        assert (e["guard"], e["risk"], e["missing"]) == ("mbarrier+tcgen05", 1, [])
+        assert e["present"] == ["tcgen05.wait::ld", chain.format(354, 372), *fences]
+    for e in bad["reuse_edges"]:
+        assert (e["guard"], e["risk"]) == ("mbarrier", 3)
+        assert e["present"] == [chain.format(349, 367), *fences]
+        assert e["missing"] == ["tcgen05.wait::ld before the hand-over"]
+    assert good["findings"] == []
+    assert [(f["code"], f["line"]) for f in bad["findings"]] == [("TM302", 291)]
+    assert (good["readback"]["wait_count"], good["readback"]["lds_without_wait"]) == (1, [])
+    assert (bad["readback"]["wait_count"], bad["readback"]["lds_without_wait"]) == (0, [291])

@@ -79,7 +79,7 @@ def test_a_cache_hit_imports_no_parser_no_analysis_no_cli(tmp_path):
     env.pop("TMEMLINT_NO_CACHE", None)
     ptx = str(FIXTURES / "nvcc" / "tm102_ncols_bad.ptx")
     first, mods = modules("--format", "concise", ptx, env=env)
-    assert first.returncode == 1 and "TM102" in first.stdout and "lark" in mods
+    assert first.returncode == 1 and "TM102" in first.stdout and "tmemlint.frontend.parser" in mods
     again, mods = modules("--format", "concise", ptx, env=env)
     assert (again.returncode, again.stdout) == (first.returncode, first.stdout)
     assert imported(mods, HEAVY + CLI) == []
@@ -88,12 +88,45 @@ def test_a_cache_hit_imports_no_parser_no_analysis_no_cli(tmp_path):
 def test_check_of_a_ptx_file_imports_what_it_uses():
     proc, mods = modules("--no-cache", "--format", "concise", str(FIXTURES / "nvcc" / "tm102_ncols_bad.ptx"))
     assert proc.returncode == 1 and "TM102" in proc.stdout
-    assert {"lark", "tmemlint.analysis.cfg", "tmemlint.frontend.parser", "tmemlint.report.concise"} <= mods
+    assert {"tmemlint.frontend.ptx_lalr", "tmemlint.analysis.cfg", "tmemlint.frontend.parser",
+            "tmemlint.report.concise"} <= mods
     assert imported(mods, ("networkx", "tree_sitter", "tmemlint.frontend.cuda", "tmemlint.frontend.cuda.preprocess",
                            "tmemlint.compile", "tmemlint.server", "pygls", "tmemlint.report.sarif",
                            "tmemlint.report.json_format", "tmemlint.report.text", "tmemlint.plan.model",
                            "tmemlint.baseline",
                            "concurrent.futures.process", "multiprocessing")) == []
+
+
+#: What a plain check of a small PTX file no longer imports (issue 29): Lark and lark-cython (the generated parser
+#: ``tmemlint.frontend.ptx_lalr`` reads texts up to ``parser.STANDALONE_MAX_CHARS``), the configuration's TOML
+#: reader where no configuration file exists, the solver (z3: only when a path question is asked), the demangler
+#: (only for a finding that names a mangled function), and the command line's typer, click and rich.
+LAZY = ("lark", "lark_cython", "tomllib", "z3", "cxxfilt", "typer", "click", "rich", "importlib.resources",
+        "tmemlint.cli", "tmemlint.frontend.generate")
+
+
+def test_a_plain_check_of_a_small_ptx_file_imports_none_of_the_lazy_modules(tmp_path):
+    """A subprocess (the console entry point, no cache) on a clean 52-line kernel outside any project with a
+    configuration file: ``sys.modules`` at exit holds none of ``LAZY`` (docs/performance.md, issue 29: each of
+    them was on this path and cost start-up; this test keeps them off it)."""
+    ptx = tmp_path / "k.ptx"
+    ptx.write_bytes((FIXTURES / "ptx" / "bitcast_rename_before_wait.ptx").read_bytes())
+    proc, mods = modules("--no-cache", str(ptx), cwd=tmp_path)
+    assert proc.returncode == 0 and "All checks passed" in proc.stderr
+    assert "tmemlint.frontend.ptx_lalr" in mods and "tmemlint.checks.context" in mods
+    assert imported(mods, LAZY) == []
+
+
+def test_a_large_ptx_file_takes_lark_cython(tmp_path):
+    """Above ``STANDALONE_MAX_CHARS`` characters in a process the faster parser pays for its import (when installed)."""
+    from tmemlint.frontend.parser import STANDALONE_MAX_CHARS, backend
+
+    text = (FIXTURES / "ptx" / "bitcast_rename_before_wait.ptx").read_text()
+    ptx = tmp_path / "k.ptx"
+    ptx.write_text(text + "// padding\n" * (STANDALONE_MAX_CHARS // 11 + 1))
+    proc, mods = modules("--no-cache", str(ptx), cwd=tmp_path)
+    assert proc.returncode == 0
+    assert ("lark_cython" in mods) == (backend() == "lark-cython")
 
 
 # ------------------------------------------------------------------ the answers without typer are typer's

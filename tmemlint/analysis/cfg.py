@@ -151,3 +151,43 @@ def build_cfg(fn: Function) -> CFG:
         else:
             g.add_edge(s, fall)
     return CFG(fn, blocks, g, block_of, unresolved)
+
+
+#: The virtual sink of the reversed CFG (``block_control_dependences``): the exit and the abort node post-dominate
+#: through it.
+_SINK = "sink"
+
+
+def block_control_dependences(cfg: CFG) -> dict[int, set[int]]:
+    """Block id → the branch block ids it is directly control dependent on (Ferrante, Ottenstein, Warren 1987, via
+    post-dominators): ``b`` depends on ``a`` when an edge of ``a`` leads to a block ``b`` post-dominates and ``b``
+    does not post-dominate ``a``.  Not cached: ``control.control_dependences`` caches it per function."""
+    g = cfg.graph
+    rev: digraph.DiGraph[Node] = digraph.DiGraph()
+    rev.add_nodes_from(g.nodes)
+    rev.add_node(_SINK)
+    rev.add_edges_from((v, u) for u, v in g.edges)
+    rev.add_edge(_SINK, EXIT)
+    rev.add_edge(_SINK, ABORT)
+    # nodes that cannot reach an exit (infinite loops) post-dominate nothing; tie them to the sink
+    reach = digraph.descendants(rev, _SINK) | {_SINK}
+    for m in list(g.nodes):
+        if m not in reach:
+            rev.add_edge(_SINK, m)
+    ipdom = digraph.immediate_dominators(rev, _SINK)
+    deps: dict[int, set[int]] = {n: set() for n in cfg.blocks}
+    for a, s in g.edges:
+        if not isinstance(a, int) or a not in cfg.blocks:  # block ids are ints, ENTRY/EXIT/ABORT strings
+            continue
+        stop = ipdom.get(a)
+        n: Node | None = s
+        guard = 0
+        while n is not None and n != stop and n != _SINK and guard < 100000:
+            guard += 1
+            if isinstance(n, int) and n in deps:
+                deps[n].add(a)
+            nxt = ipdom.get(n)
+            if nxt == n:
+                break
+            n = nxt
+    return deps

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from tmemlint.analysis.cfg import CFG, Node
@@ -34,6 +34,10 @@ class ControlCaches:
     divergent_defs: frozenset[int] | None = None
     #: ``natural_loops``: the loop bodies, one per header
     natural_loops: list[frozenset[Node]] | None = None
+    #: ``analysis.order.SyncModel.releases_after`` of one tcgen05.ld (st) anchor: (warp class id, opcode family,
+    #: completion) -> (the class, {anchor index: [(keys, facts)]}), one multi-anchor simulation answering every
+    #: tcgen05.ld (st) of the function for that class
+    releases_batch: dict[tuple[int, str, bool], tuple[object, dict[int, list[Any]]]] = field(default_factory=dict)
 
 
 class AnalysisContext(Protocol):

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from tmemlint.analysis import digraph
-from tmemlint.analysis.cfg import ABORT, ENTRY, EXIT, Node
+from tmemlint.analysis.cfg import ENTRY, Node, block_control_dependences
 from tmemlint.analysis.threads import normalize
 from tmemlint.analysis.values import TOP, Const, Tid, used_regs
 from tmemlint.ir import Instruction, Operand, Reg
@@ -24,42 +24,13 @@ if TYPE_CHECKING:  # pragma: no cover
 S = TypeVar("S")
 """A state of ``must_state``'s dataflow (any value its ``transfer`` and ``meet`` take and give)."""
 
-_SINK = "sink"
-
 
 def control_dependences(ctx: "FunctionContext") -> dict[int, set[int]]:
     """Block id → set of branch block ids it is directly control dependent on (cached on ``ctx``)."""
     cached = ctx.control_caches.control_deps
     if cached is not None:
         return cached
-    g = ctx.cfg.graph
-    rev: digraph.DiGraph[Node] = digraph.DiGraph()
-    rev.add_nodes_from(g.nodes)
-    rev.add_node(_SINK)
-    rev.add_edges_from((v, u) for u, v in g.edges)
-    rev.add_edge(_SINK, EXIT)
-    rev.add_edge(_SINK, ABORT)
-    # nodes that cannot reach an exit (infinite loops) post-dominate nothing; tie them to the sink
-    reach = digraph.descendants(rev, _SINK) | {_SINK}
-    for m in list(g.nodes):
-        if m not in reach:
-            rev.add_edge(_SINK, m)
-    ipdom = digraph.immediate_dominators(rev, _SINK)
-    deps: dict[int, set[int]] = {n: set() for n in ctx.cfg.blocks}
-    for a, s in g.edges:
-        if not isinstance(a, int) or a not in ctx.cfg.blocks:  # block ids are ints, ENTRY/EXIT/ABORT strings
-            continue
-        stop = ipdom.get(a)
-        n: Node | None = s
-        guard = 0
-        while n is not None and n != stop and n != _SINK and guard < 100000:
-            guard += 1
-            if isinstance(n, int) and n in deps:
-                deps[n].add(a)
-            nxt = ipdom.get(n)
-            if nxt == n:
-                break
-            n = nxt
+    deps = block_control_dependences(ctx.cfg)
     ctx.control_caches.control_deps = deps
     return deps
 

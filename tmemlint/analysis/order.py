@@ -26,10 +26,12 @@ counted; a barrier id in a register that is not constant matches any barrier id.
 (``mbarrier.init``): with a count of 1, another class's arrival not ordered after ``a`` may complete the phase
 first and then orders nothing (``_completed_by_others``); other counts are not compared with the arrivals.  A wait
 for phase 0 of an mbarrier that only ``ka`` arrives on, on a path where ``ka`` never arrives, never returns: that
-pair of paths does not happen (``_wait_never_returns``); in general, a path that passed a wait for phase 0 needs
-one of the barrier's arrive sites on a path that agrees with it (``arrivals_needed``), and a choice of paths of
-several classes that leaves every such site off is infeasible (``joint_paths_feasible``, ``joint_choice``: "may
-these classes be at these instructions together?").  The events and barrier identities are the classifier's
+pair of paths does not happen (``_wait_never_returns``); in general, a path that passed a wait for phase 0 (a
+constant parity 0, or a loop's phase bit whose first execution names 0) needs one of the barrier's arrive sites on
+a path that agrees with it (``arrivals_needed``), and a choice of paths of several classes that leaves every such
+site off is infeasible (``joint_paths_feasible``, ``joint_choice``: "may these classes be at these instructions
+together?").  These readers share one primitive of arrivals (``arrive_sites``, ``phase_arrivals``: the sites, of
+which kind, that may complete phase ``k``, and the ``(k + 1)`` × count arrivals it takes).  The events and barrier identities are the classifier's
 (``analysis.sync``).
 """
 
@@ -53,7 +55,7 @@ from tmemlint.analysis.threads import (bounds_disagree, cross_warp_facts, is_lan
                                        other_warp_view, undecidable_pair, warps_executing)
 from tmemlint.analysis.threads import Facts
 from tmemlint.analysis.values import (TOP, Cmp, Const, PAnd, POr, SymAddr, Tid, ValueAnalysis, defined_regs,
-                                      is_register_copy)
+                                      fold_op, int_type, is_register_copy)
 from tmemlint.ir import Address, Imm, Instruction, NotReg, Reg, Sym
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -86,6 +88,9 @@ _ENTRY = -1
 
 #: Exit states of a class above which ``releases_after`` does not unite the keys lane by lane.
 _MAX_LANE_STATES = 64
+
+#: The opcode families whose single-anchor ``releases_after`` is answered by one simulation of all of them.
+_BATCHED_ANCHORS = frozenset({"tcgen05.ld", "tcgen05.st"})
 
 #: Branch-fact sets kept per instruction before they are taken as unknown.
 _MAX_FACT_SETS = 32
@@ -132,6 +137,8 @@ class Ordering:
     ``"release"`` (``ka`` arrives on no barrier after ``a``; for ``completion``, commits to none), ``"wait"``
     (``kb`` waits on none of ``released`` before ``b``) or ``"phase"`` (it waits on one, but for a phase that does
     not include ``ka``'s arrival: the wait comes before it, e.g. the load is issued before the wait) or
+    ``"issuer"`` (for ``completion``: a thread that issued ``a`` commits to none of ``released``, which other
+    threads' commits arrive on, as when lane 1 commits after the elected lane's MMA) or
     ``"barrier"`` (``SyncModel.own_completion``: the thread waits, but on other barriers than its commit's) or
     ``"parity"`` (``SyncModel.completion_ordering``: it waits in a loop, but names at some iteration the parity of
     the phase before the one it must wait for, so the wait returns at once; ``parity`` says which); None when
@@ -151,6 +158,9 @@ class Ordering:
             return "no wait on the barrier it arrives on"
         if self.missing == "phase":
             return "the wait on its barrier comes before the arrival (an earlier phase)"
+        if self.missing == "issuer":
+            return "the tcgen05.commit is issued by another thread than the one that issued the operation, and " \
+                   "a commit tracks only its own thread's operations"
         if self.missing == "barrier":
             return "the waits before the load are on other barriers than the one its tcgen05.commit arrives on"
         if self.missing == "parity" and self.parity is not None:
@@ -270,6 +280,11 @@ class SyncModel:
         self._forms: dict[int, AddressForm | None] = {}
         self._parity0: dict[int, tuple[WarpClass, tuple[BarrierKey, ...]]] = {}
         self._arriver: dict[BarrierKey, WarpClass | None] = {}
+        self._arrive_sites: dict[BarrierKey, tuple[ArriveSite, ...]] = {}
+        # instruction index -> the barrier its first execution in its loop waits on for parity 0 (``_first_wait``)
+        self._first_zero: dict[int, BarrierKey | None] = {}
+        # loop blocks -> {wait instruction index: its first execution in the loop's concrete run}
+        self._first_waits: dict[frozenset[Node], dict[int, _WaitRun]] = {}
         # class id -> (class, ``_zero_phase_waits``)
         self._zero_waits: dict[int, tuple[WarpClass, dict[int, dict[Facts, frozenset[BarrierKey]]]]] = {}
         self._by_others: dict[tuple[tuple[int, ...], int, BarrierKey], bool] = {}
@@ -521,8 +536,14 @@ class SyncModel:
         the warp arrives on after the anchor's latest execution.  ``grouped``: the anchors are one group, reported
         under the first anchor's index (the keys after the latest execution of any of them).  ``completion``:
         only ``tcgen05.commit`` arrivals count, the ones that wait for the thread's earlier asynchronous tcgen05
-        operations to complete (PTX ISA §9.7.16.8.4).  ``from_entry`` (with no anchors): the keys arrived on from the
+        operations to complete (PTX ISA §9.7.16.8.4), and only the issuing thread's own: the entries are then per
+        thread that executed the anchor, not united over the warp's lanes (``_issuers_keys``).  ``from_entry`` (with
+        no anchors): the keys arrived on from the
         kernel's entry, under the index ``_ENTRY``."""
+        if len(anchors) == 1 and not grouped and not from_entry and anchors[0].family in _BATCHED_ANCHORS:
+            batched = self._batched_releases(klass, anchors[0], completion)
+            if batched is not None:
+                return batched
         cache_key = (id(klass), tuple(a.index for a in anchors), grouped, completion, from_entry)
         hit = self._releases.get(cache_key)
         if hit is not None and hit[0] is klass:
@@ -556,12 +577,58 @@ class SyncModel:
                     per[uniform] = per.get(uniform, frozenset()) | ks
                     states.setdefault(a, []).append((uniform, lane, ks))
         for a, per in merged.items():
+            if completion and len(states[a]) <= _MAX_LANE_STATES:
+                continue  # ``_issuers_keys`` below: a commit counts only for the thread that issued
             if len(states[a]) <= _MAX_LANE_STATES:
                 for uniform in per:
                     per[uniform] = per[uniform] | self._every_lane_keys(uniform, states[a])
-        out = {a: [(ks, facts) for facts, ks in per.items()] for a, per in merged.items()}
+        out = {a: (self._issuers_keys(klass, states[a]) if completion and len(states[a]) <= _MAX_LANE_STATES
+                   else [(ks, facts) for facts, ks in per.items()]) for a, per in merged.items()}
         self._releases[cache_key] = (klass, out)
         return out
+
+    def _issuers_keys(self, klass: "WarpClass", states: list[_LaneState]) -> list[_KeysOnPath]:
+        """``releases_after(completion=True)``'s entries: one per exit state of a thread that executed the anchor,
+        the keys that thread itself committed to after it.  ``tcgen05.commit`` tracks only the prior asynchronous
+        tcgen05 operations of the executing thread (PTX ISA 9.0 §9.7.16.8.4, single-thread semantics), so the
+        lanes are not united: a commit by lane 1 says nothing of the MMA the elected lane issued, and every thread
+        that issued must have committed on its own path.  A state whose thread predicates no thread of ``klass``
+        satisfies (``lane == 1`` and ``lane != 1`` joined) is left out; an election (``elect.sync``) names no lane
+        (§9.7.13.12), so its facts are not evaluated: the elected lane may be any lane the other facts allow.
+        Units: lanes (``%laneid``)."""
+        out: dict[_KeysOnPath, None] = {}
+        for uniform, lane, ks in states:
+            if self._some_thread(klass, lane):
+                out[(ks, uniform)] = None
+        return list(out)
+
+    def _some_thread(self, klass: "WarpClass", lane: Facts) -> bool:
+        """Whether some thread of ``klass`` satisfies the thread-predicate facts ``lane`` other than elections
+        (``lane_counts``, an election's facts left out: its leader is no lane known, PTX ISA §9.7.13.12)."""
+        known = frozenset(f for f in lane if not _mentions_election(f[0]))
+        return sum(lane_counts(klass, known, frozenset()) or (1,)) > 0
+
+    def _batched_releases(self, klass: "WarpClass", anchor: Instruction,
+                          completion: bool) -> dict[int, list[_KeysOnPath]] | None:
+        """``releases_after(klass, (anchor,), completion=completion)`` for a tcgen05.ld or st ``anchor``: one
+        simulation per class, family and ``completion`` whose anchors are every instruction of that family in the
+        function (those ``klass`` never executes never enter its states), cached in the context's
+        ``ControlCaches.releases_batch``.  The per-load questions (``completed_before``, asked for each load before
+        each dealloc: CUTLASS tutorial_02's 256 loads) then cost one simulation instead of one per load.  Each
+        anchor's entries are its own: re-executing an anchor restarts only its keys (``releases_after``'s
+        transfer), so the other anchors change which states the simulation keeps apart, not what is arrived on
+        after this one.  None when ``anchor`` is the only one of its family (the plain simulation is the batch)."""
+        fam = anchor.family
+        cache = self.ctx.control_caches.releases_batch
+        hit = cache.get((id(klass), fam, completion))
+        if hit is None or hit[0] is not klass:
+            group = tuple(i for i in self.ctx.function.instructions if i.family == fam)
+            if len(group) < 2:
+                return None
+            hit = cache[(id(klass), fam, completion)] = (klass, self.releases_after(klass, group,
+                                                                                    completion=completion))
+        got = hit[1].get(anchor.index)
+        return {anchor.index: got} if got is not None else {}
 
     def _every_lane_keys(self, uniform: Facts, states: list[_LaneState]) -> frozenset[BarrierKey]:
         """The keys the warp arrives on in every CTA-uniform situation that agrees with ``uniform``, from the lanes:
@@ -620,6 +687,8 @@ class SyncModel:
         missing = None
         if verdict is False:
             missing = "release" if not released else "wait" if self._skips_every_wait(kb, b, released) else "phase"
+            if completion and released and any(not keys for keys, _ in paths or ()):
+                missing = "issuer"  # another thread commits: ``_issuers_keys``
         return Ordering(verdict, tuple(released), waited, missing)
 
     def _skips_every_wait(self, kb: "WarpClass", b: Instruction, keys: list[BarrierKey]) -> bool:
@@ -1070,8 +1139,9 @@ class SyncModel:
             for fb in sorted(facts_b, key=repr):
                 fb = self._without_lane_facts(fb)
                 m = min((n for f, n in waits.items() if self._agree(f, fb)), default=MANY)
-                # the (m+1)-th wait of alternating parity 0, 1, 0, … returns only once m+1 phases completed
-                if m < MANY and sb.parity == m % 2 and bound < (m + 1) * expected[0]:
+                # the (m+1)-th wait of alternating parity 0, 1, 0, … returns only once phase m completed
+                needed = self.phase_arrivals(x, m).needed if m < MANY else None
+                if needed is not None and sb.parity == m % 2 and bound < needed:
                     return Hang(b, klass, x, None, fb, (), expected[0], bound, m)
         if sb.parity != 0 or x not in self._parity0_waited(klass):
             return None
@@ -1091,7 +1161,7 @@ class SyncModel:
                 situation = self._skipping_situation(x, paths_a, other_warp_view(fa) | fb)
                 if situation is None:
                     continue  # some lane of ka may arrive in every situation of these paths
-                skipped = tuple(i for i, s in self._sited if s.arrives and s.key == x)
+                skipped = tuple(a.inst for a in self.phase_arrivals(x, 0).sites)
                 return Hang(b, klass, x, ka, situation, skipped)
         return None
 
@@ -1131,18 +1201,21 @@ class SyncModel:
         path to an exit (``_count``; ``MANY``, a loop, is not bounded).  Units: arrivals (PTX ISA §9.7.13.15.2)."""
         nonuniform = divergent_defs(self.ctx)
         exits = [i for i in self.ctx.function.instructions if i.op in ("ret", "exit")]
+        phase = self.phase_arrivals(x, 0)
+        if not phase.local:
+            return None  # an arrival from a peer CTA, a callee or an aliased address is not bounded here
         total = 0
         for k in self.ctx.threads.classes:
-            sites = [(i, s) for i, s in self._sited if s.arrives and s.key.may_alias(x) and self.executes(k, i)]
+            sites = [a for a in phase.sites if self.executes(k, a.inst)]
             if not sites:
                 continue
             arrivals = self._count(k, x).arrivals
             times = max((c for e in exits for c in arrivals.get(e.index, {}).values()), default=None)
             if times is None or times >= MANY:
                 return None
-            for i, s in sites:
-                sets = self.fact_sets(k, i)
-                if s.key != x or s.count is None or sets is None:
+            for a in sites:
+                sets = self.fact_sets(k, a.inst)
+                if a.count is None or sets is None:
                     return None
                 threads = 0
                 for f in sets:
@@ -1150,7 +1223,7 @@ class SyncModel:
                     if per_warp is None:
                         return None
                     threads = max(threads, sum(per_warp))
-                total += threads * s.count * times
+                total += threads * a.count * times
         return total
 
     def _constant_parity_waits(self, klass: "WarpClass", x: BarrierKey) -> bool:
@@ -1165,8 +1238,9 @@ class SyncModel:
         no call: a copy's ``complete_tx`` (PTX ISA §9.7.9.24), a ``tcgen05.commit`` (§9.7.16.8.4), a ``cp.async``
         arrive (§9.7.9.25), an ``arrive_drop`` or an arrive in a callee may complete a phase the counts do not
         see."""
-        if any(i.op == "call" for i in self.ctx.function.instructions):
-            return False
+        if not all(a.kind == "local" and a.op == "arrive" and not a.tx and a.lands_on == x
+                   for a in self.arrive_sites(x)):
+            return False  # a call, a remote or multicast arrival, a commit, a drop, a transaction count
         for i in self.ctx.function.instructions:
             e = self.event(i)
             if e is None or e.kind in ("bar", "cluster", "fence") or not e.key.may_alias(x):
@@ -1199,30 +1273,85 @@ class SyncModel:
         if x in self._arriver:
             return self._arriver[x]
         found: dict[int, "WarpClass"] = {}
-        ok = True
-        for i, s in self._sited:
-            if not s.arrives or not s.key.may_alias(x):
-                continue
-            if s.key != x or s.remote or s.multicast:
-                ok = False
-                break
-            found.update((id(k), k) for k in self.ctx.threads.classes if self.executes(k, i))
-        got = next(iter(found.values())) if ok and len(found) == 1 else None
+        phase = self.phase_arrivals(x, 0)
+        if phase.local:
+            for a in phase.sites:
+                found.update((id(k), k) for k in self.ctx.threads.classes if self.executes(k, a.inst))
+        got = next(iter(found.values())) if phase.local and len(found) == 1 else None
         self._arriver[x] = got
         return got
+
+    # ---- the arrivals of a phase: one primitive (issue 24) ------------------------------------------------------
+
+    def arrive_sites(self, x: BarrierKey) -> tuple["ArriveSite", ...]:
+        """Every event of the function that may act on the pending counts of a phase of the mbarrier ``x`` (an
+        offset in whichever CTA: a peer's remote arrive or multicast commit lands on the same offset there), in
+        program order (``ArriveSite``; memoised per key).  PTX ISA §9.7.13.15.1-2: a phase completes when its pending
+        arrival count and its pending transaction count (bytes) both reach zero.  The events: ``mbarrier.arrive*``
+        (``"local"``, or ``"remote"`` through ``mapa``: it lands on the variable ``mapa`` maps, in the target CTA,
+        §9.7.9.22), ``tcgen05.commit`` (``"commit"``: one arrival when the thread's earlier asynchronous tcgen05
+        operations complete; ``"multicast"`` with ``.multicast::cluster``: one in each CTA of the mask,
+        §9.7.16.8.4), ``cp.async.mbarrier.arrive`` (``"cp.async"``, §9.7.9.25), the transaction-count operations
+        (``"expect_tx"``, ``"complete_tx"``: a bulk copy's mbarrier operand or ``mbarrier.complete_tx``,
+        §9.7.9.24-25, §9.7.13.15.8-9; no arrival) and every ``call`` (``"call"``: a callee may arrive anywhere)."""
+        hit = self._arrive_sites.get(x)
+        if hit is not None:
+            return hit
+        got = self._arrive_sites[x] = tuple(a for a in self._arrive_events if a.lands_on.may_alias(x))
+        return got
+
+    @cached_property
+    def _arrive_events(self) -> tuple["ArriveSite", ...]:
+        """``arrive_sites`` of any barrier: every arrival, transaction-count event and call of the function."""
+        out: list[ArriveSite] = []
+        for i in self.ctx.function.instructions:
+            if i.op == "call":
+                out.append(ArriveSite(i, "call", BarrierKey("mbar", None), None, op="call"))
+                continue
+            e = self.event(i)
+            if e is None or e.kind in ("bar", "cluster", "fence"):
+                continue
+            if e.kind == "commit":
+                out.append(ArriveSite(i, "multicast" if e.multicast else "commit", e.key, 1, op=e.op))
+            elif e.kind == "cp.async.mbarrier.arrive":
+                out.append(ArriveSite(i, "cp.async", e.key, e.count, op=e.op))
+            elif e.kind == "complete_tx" or (e.kind == "mbarrier" and e.op in ("expect_tx", "complete_tx")):
+                out.append(ArriveSite(i, e.op if e.kind == "mbarrier" else "complete_tx", e.key, 0, True, e.op))
+            elif e.kind == "mbarrier" and e.arrives:
+                out.append(ArriveSite(i, "remote" if e.remote else "local", self._lands_on(i, e), e.count, e.tx,
+                                      e.op))
+        return tuple(out)
+
+    def phase_arrivals(self, x: BarrierKey, k: int) -> "PhaseArrivals":
+        """What completes phase ``k`` (0-based; ``k`` < ``MANY``) of the mbarrier ``x`` (``PhaseArrivals``): the
+        arrive sites that may contribute (``arrive_sites`` less the transaction-count operations, which arrive on
+        nothing), whether they are all this CTA's own arrivals on exactly ``x`` (``local``), and the arrivals
+        needed: ``(k + 1)`` × the expected count of ``x``'s one constant ``mbarrier.init`` (units: arrivals; PTX
+        ISA §9.7.13.15.1-2: the pending count is reset to the expected count when a phase completes, so phases 0 …
+        ``k`` take that many arrivals between them), None when not known.  The readers: ``arrivals_needed`` (a
+        wait that returned implies one of ``sites`` ran), ``_only_arriver`` and ``_arrival_bound`` (TM315's proofs
+        and ``_wait_never_returns``, which need ``local``), ``never_completes`` (``needed``)."""
+        sites = tuple(a for a in self.arrive_sites(x) if a.arrives)
+        local = all(a.kind in ("local", "commit", "cp.async") and a.lands_on == x for a in sites)
+        expected = self._expected.get(x)
+        return PhaseArrivals(x, k, sites, local, (k + 1) * expected[0] if expected is not None else None)
 
     # ---- a wait that must observe an arrival implies one of its arrive sites ran (issue 24) ---------------------
 
     def arrivals_needed(self, klass: "WarpClass", at: Instruction, facts: Facts) -> tuple["NeededArrival", ...]:
         """The arrivals that must have happened before ``klass`` reaches ``at`` on its paths whose CTA-uniform facts
         agree with ``facts``: one ``NeededArrival`` per mbarrier ``X`` that every such path has passed a tested
-        ``.parity`` wait of constant parity 0 on (``_zero_phase_waits``).  PTX ISA §9.7.13.15.16: such a wait
-        returns once the phase of parity 0 has completed, never at once on a freshly initialised barrier (whose
-        current phase is 0); §9.7.13.15.1-2: a phase completes only when its pending arrival count reaches zero,
-        and ``mbarrier.init``'s expected count is at least 1, so some arrive on ``X`` ran before the wait returned.
-        The sites that may be that arrive are every arrival event that may alias ``X`` (any class, a peer CTA's
-        remote arrive or multicast commit included: ``NeededArrival.sites``).  This is the general form of
-        ``_wait_never_returns`` (which asks it of one arriving class and one pair of paths)."""
+        ``.parity`` wait for parity 0 on (``_zero_phase_waits``: a constant parity 0, or a parity in a register
+        whose first execution in its loop names 0 on ``X``: ``_first_zero_wait``).  PTX ISA §9.7.13.15.16: such a
+        wait returns once the phase of parity 0 that is current or just before has completed, never at once on a
+        freshly initialised barrier (whose current phase is 0); §9.7.13.15.1-2: a phase completes only when its
+        pending arrival count reaches zero, and ``mbarrier.init``'s expected count is at least 1, so some arrive on
+        ``X`` ran before the wait returned.  The sites that may be that arrive are ``phase_arrivals(X, 0).sites``
+        (any class, a peer CTA's remote arrive or multicast commit, a call included: ``NeededArrival.sites``).
+        Limits: a wait for parity 1 adds nothing (it returns at once on a fresh barrier, and after a parity-0 wait
+        the arrival is already needed), and the number of arrivals (``PhaseArrivals.needed``) is not asked of the
+        sites.  This is the general form of ``_wait_never_returns`` (which asks it of one arriving class and one
+        pair of paths)."""
         per_facts = self._zero_phase_waits(klass).get(at.index)
         if not per_facts:
             return ()
@@ -1233,8 +1362,7 @@ class SyncModel:
                     passed = keys if passed is None else passed & keys
         if not passed:
             return ()
-        return tuple(NeededArrival(x, tuple(i for i, s in self._sited
-                                            if s.arrives and self._lands_on(i, s).may_alias(x)))
+        return tuple(NeededArrival(x, tuple(a.inst for a in self.phase_arrivals(x, 0).sites))
                      for x in self._in_order(passed))
 
     def _lands_on(self, inst: Instruction, s: SyncEvent) -> BarrierKey:
@@ -1267,7 +1395,8 @@ class SyncModel:
 
     def _zero_phase_waits(self, klass: "WarpClass") -> dict[int, dict[Facts, frozenset[BarrierKey]]]:
         """Per observed instruction of ``klass`` and fact set of the paths reaching it (cross-warp form), the mbarriers
-        every such path has passed a tested (``SyncEvent.waits``) ``.parity`` wait of constant parity 0 on
+        every such path has passed a tested (``SyncEvent.waits``) ``.parity`` wait for parity 0 on (a constant 0,
+        or a register whose first execution in its loop names 0: ``_first_zero_wait``)
         (``arrivals_needed``); memoised per class.  Past ``_MAX_FACT_SETS`` fact sets an instruction keeps one
         entry under the empty fact set (any path)."""
         hit = self._zero_waits.get(id(klass))
@@ -1277,9 +1406,14 @@ class SyncModel:
 
         def transfer(prop: frozenset[BarrierKey], inst: Instruction) -> frozenset[BarrierKey]:
             s = self.site(inst)
-            if s is None or not s.waits or s.parity != 0 or s.key.kind != "mbar" or s.key in prop:
+            if s is None or not s.waits or s.key.kind != "mbar":
                 return prop
-            return prop | {s.key}
+            key: BarrierKey | None = s.key if s.parity == 0 else None
+            if s.parity is None and "parity" in inst.parts:
+                key = self._first_zero_wait(inst)  # a stage counter's parity in a loop: its first execution
+            if key is None or key in prop:
+                return prop
+            return prop | {key}
 
         def observe(_k: "WarpClass", prop: Any, inst: Instruction, facts: Facts) -> None:
             got = seen.setdefault(inst.index, {})
@@ -1292,6 +1426,28 @@ class SyncModel:
         self.ctx.simulate(transfer, frozenset(), observe, classes=[klass], relevant=self._relevant)
         self._zero_waits[id(klass)] = (klass, seen)
         return seen
+
+    def _first_zero_wait(self, inst: Instruction) -> BarrierKey | None:
+        """The mbarrier (exactly known) that the first execution of the ``.parity`` wait ``inst`` (its parity in a
+        register: a loop's phase bit) waits on, when that execution names parity 0; else None.  The execution is
+        that of ``wait_parity``'s concrete run of the outermost loop around ``inst`` (``_unrolled_parities``):
+        the run is faithful up to it (a branch it cannot decide stops it, and one whose unknown side leaves the
+        loop is taken as staying: a path that leaves there never executes ``inst`` in the loop).  PTX ISA
+        §9.7.13.15.16: a parity-0 wait returns once the phase of parity 0 that is current or just before is
+        complete, so some phase of that barrier completed, whatever the thread counted before; later executions
+        (which may name the phase before and return at once) add nothing to ``arrivals_needed``.  Memoised."""
+        idx = inst.index
+        if idx in self._first_zero:
+            return self._first_zero[idx]
+        got: BarrierKey | None = None
+        loop = self._parity_loop(inst)
+        if loop is not None:
+            self.wait_parity(inst)  # runs the loop once (``_parity_tables``), recording each wait's first execution
+            w = self._first_waits.get(loop, {}).get(idx)
+            if w is not None and w.barrier is not None and w.parity is not None and w.parity & 1 == 0:
+                got = BarrierKey("mbar", w.barrier)
+        self._first_zero[idx] = got
+        return got
 
     def may_arrive_with(self, need: "NeededArrival", joint: tuple[Facts, ...],
                         view: "Callable[[Facts], Facts] | None" = None) -> bool:
@@ -1711,6 +1867,9 @@ class SyncModel:
             if nxt == head:
                 iteration += 1
             n = nxt
+        firsts = self._first_waits.setdefault(body, {})  # ``_first_zero_wait``: each wait's first execution
+        for w in run.waits:
+            firsts.setdefault(w.inst.index, w)
         out: dict[int, PhaseParity] = {}
         # a variable the thread arrives on in the loop, or waits on before it, is not counted from 0 here
         blocked = set(run.arrived)
@@ -1964,6 +2123,15 @@ _PARITY_STEPS = 20_000
 _NEGATED = {"eq": "ne", "ne": "eq", "lt": "ge", "ge": "lt", "le": "gt", "gt": "le"}
 
 
+def _mentions_election(v: object, depth: int = 0) -> bool:
+    """Whether the fact key or thread expression ``v`` reads an ``elect.sync`` predicate (``("elect", ...)``)."""
+    if not isinstance(v, tuple) or not v or depth > 12:
+        return False
+    if v[0] == "elect":
+        return True
+    return any(_mentions_election(x, depth + 1) for x in v[1:])
+
+
 def _fact_value(key: Any, known: dict[Any, bool]) -> bool | None:
     """The value of the fact ``key`` that the facts ``known`` (key → value) decide: the key itself, its negated
     comparison (``cmp``, or a ``tid`` comparison, with the complementary operator), or a ``por`` / ``pand`` of
@@ -1998,13 +2166,56 @@ class JointChoice:
 
 @dataclass(frozen=True, slots=True)
 class NeededArrival:
-    """``SyncModel.arrivals_needed``'s answer for one mbarrier: ``barrier`` (exactly known, waited on for phase 0
-    before the instruction asked about) and ``sites``, every arrival event that may alias it (an
-    ``mbarrier.arrive*``, a ``cp.async.mbarrier.arrive``, a ``tcgen05.commit``, local, remote or multicast): one of
-    them ran before the wait returned (PTX ISA §9.7.13.15.1-2)."""
+    """``SyncModel.arrivals_needed``'s answer for one mbarrier: ``barrier`` (waited on for parity 0 before the
+    instruction asked about) and ``sites``, every arrive site that may land on it (``SyncModel.phase_arrivals``:
+    an ``mbarrier.arrive*``, a ``cp.async.mbarrier.arrive``, a ``tcgen05.commit``, local, remote or multicast, or
+    a call): one of them ran before the wait returned (PTX ISA §9.7.13.15.1-2)."""
 
     barrier: BarrierKey
     sites: tuple[Instruction, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ArriveSite:
+    """One event that may act on the pending counts of an mbarrier's phase (``SyncModel.arrive_sites``).
+
+    ``kind``: ``"local"`` (``mbarrier.arrive*`` on this CTA's barrier), ``"remote"`` (through ``mapa``: a peer
+    CTA's, PTX ISA §9.7.9.22), ``"commit"`` / ``"multicast"`` (``tcgen05.commit``, without / with
+    ``.multicast::cluster``, §9.7.16.8.4), ``"cp.async"`` (``cp.async.mbarrier.arrive``, §9.7.9.25),
+    ``"expect_tx"`` / ``"complete_tx"`` (the transaction count only, §9.7.13.15.8-9; a bulk copy's
+    ``complete_tx`` too) or ``"call"`` (a callee, not seen).  ``lands_on``: the barrier it acts on, as an offset in
+    whichever CTA (a remote arrive's ``mapa`` source; unknown for a call).  ``count``: arrivals per executing
+    thread (units: arrivals; 0 for the transaction-count kinds; a ``cp.async.mbarrier.arrive`` without
+    ``.noinc`` nets 0), None when not a constant.  ``tx``: it changes the transaction count too
+    (``arrive.expect_tx``).  ``op``: the event's operation (``SyncEvent.op``; ``"call"``)."""
+
+    inst: Instruction
+    kind: str
+    lands_on: BarrierKey
+    count: int | None
+    tx: bool = False
+    op: str = ""
+
+    @property
+    def arrives(self) -> bool:
+        """Whether it may arrive (every kind but the transaction-count ones)."""
+        return self.kind not in ("expect_tx", "complete_tx")
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseArrivals:
+    """``SyncModel.phase_arrivals``: what completes phase ``phase`` of the mbarrier ``barrier``.  ``sites``: the
+    arrive sites (``ArriveSite``, not the transaction-count ones) that may contribute, any class, any CTA;
+    ``local``: every one of them is an arrival of this CTA on exactly ``barrier`` (no remote, multicast, call or
+    aliased address: ``sites`` are then all the arrivals there are); ``needed``: the arrivals phases 0 …
+    ``phase`` take together (``(phase + 1)`` × the expected count, PTX ISA §9.7.13.15.1-2), None when the
+    expected count is not known."""
+
+    barrier: BarrierKey
+    phase: int
+    sites: tuple[ArriveSite, ...]
+    local: bool
+    needed: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -2041,8 +2252,8 @@ class _SymAddr:
     offset: int
 
 
-#: A concrete value in ``_ConcreteRun``: an integer (unsigned, of the instruction's width), an address, or None
-#: (not known).
+#: A concrete value in ``_ConcreteRun``: an integer (the register's bits, as an unsigned 64-bit number: only the
+#: low bits of the register's width count), an address, or None (not known).
 _Conc = int | _SymAddr | None
 
 
@@ -2061,9 +2272,9 @@ class _WaitRun:
 class _ConcreteRun:
     """A concrete execution of one thread through one loop's blocks (``SyncModel.wait_parity``): integer registers
     by name; a register the run has not written has its value from the definitions outside the loop that reach
-    its use (``ValueAnalysis``), when they agree on a constant or a symbol address.  Integer arithmetic of PTX ISA
-    §9.7.1-9.7.3 (add, sub, mul.lo, mad.lo, div, rem, min, max, neg, and, or, xor, not, shl, shr, mov, cvt,
-    setp, selp), modulo the type's width; anything else writes unknown values."""
+    its use (``ValueAnalysis``), when they agree on a constant or a symbol address.  Integer arithmetic is
+    ``values.fold_op``'s (PTX ISA §9.7.1-9.7.3, §9.7.8: the same folding as the value analysis), plus addresses
+    moved or offset by integers; anything else writes unknown values."""
 
     def __init__(self, values: ValueAnalysis, block_of: list[int], body: frozenset[Node]) -> None:
         self.values = values
@@ -2177,75 +2388,25 @@ class _ConcreteRun:
             self.regs[r.name] = out if k == 0 else None
 
     def _compute(self, inst: Instruction) -> _Conc:
-        """The value ``inst`` writes to its first destination, or None."""
-        op, parts, ops = inst.op, inst.parts, inst.operands
-        ty = next((p for p in reversed(parts) if p[:1] in ("u", "s", "b") and p[1:].isdigit()), None)
-        if ty is None and "pred" not in parts:
-            return None
-        width = 1 if ty is None else int(ty[1:])
-        if op == "mul" and "wide" in parts:
-            width *= 2
-        signed = ty is not None and ty[0] == "s"
+        """The value ``inst`` writes to its first destination, or None: an address moved by a ``mov``/``cvt`` or
+        offset by an integer ``add``/``sub``, else the integers ``values.fold_op`` computes."""
+        op, ops = inst.op, inst.operands
+        ty = int_type(inst)
         args = [self.read(inst, o) for o in ops[1:]]
-        if op in ("mov", "cvt") and len(args) == 1:
-            a = args[0]
-            return a if not isinstance(a, int) else a & ((1 << width) - 1)
-        if op == "add" and len(args) == 2:
+        if ty is not None and len(args) == 1 and op in ("mov", "cvt") and isinstance(args[0], _SymAddr):
+            return args[0]
+        if ty is not None and len(args) == 2 and op in ("add", "sub"):
             x, y = args
+            width = int(ty[1:])
             if isinstance(x, _SymAddr) and isinstance(y, int):
-                return _offset(x, _signed(y, width))
-            if isinstance(y, _SymAddr) and isinstance(x, int):
+                return _offset(x, _signed(y, width) if op == "add" else -_signed(y, width))
+            if isinstance(y, _SymAddr) and isinstance(x, int) and op == "add":
                 return _offset(y, _signed(x, width))
-        if op == "sub" and len(args) == 2 and isinstance(args[0], _SymAddr) and isinstance(args[1], int):
-            return _offset(args[0], -_signed(args[1], width))
-        if any(not isinstance(a, int) for a in args):
+        ints = tuple(a for a in args if isinstance(a, int))
+        if len(ints) != len(args):
             return None
-        v = [cast(int, a) for a in args]
-        s = [_signed(a, width) if signed else a & ((1 << width) - 1) for a in v]
-        if op == "setp" and len(parts) > 2 and len(s) == 2:
-            if len(ops) != 3:
-                return None  # setp with a combining predicate (.and/.or) or two destinations
-            cmp = parts[1]
-            a, b = s
-            res = {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b,
-                   "lo": a < b, "ls": a <= b, "hi": a > b, "hs": a >= b}.get(cmp)
-            return None if res is None else int(res)
-        if op == "selp" and len(v) == 3:
-            return v[0] & ((1 << width) - 1) if v[2] else v[1] & ((1 << width) - 1)
-        res2: int | None = None
-        if len(s) == 2:
-            a, b = s
-            if op == "add":
-                res2 = a + b
-            elif op == "sub":
-                res2 = a - b
-            elif op == "mul" and ("lo" in parts or "wide" in parts):
-                res2 = a * b
-            elif op in ("div", "rem") and b != 0:
-                q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
-                res2 = q if op == "div" else a - q * b
-            elif op == "min":
-                res2 = min(a, b)
-            elif op == "max":
-                res2 = max(a, b)
-            elif op == "and":
-                res2 = a & b
-            elif op == "or":
-                res2 = a | b
-            elif op == "xor":
-                res2 = a ^ b
-            elif op == "shl":
-                res2 = a << min(b, width) if b >= 0 else None
-            elif op == "shr":
-                res2 = a >> min(b, width) if b >= 0 else None
-        elif len(s) == 1:
-            if op == "not":
-                res2 = ~s[0]
-            elif op == "neg":
-                res2 = -s[0]
-        elif len(s) == 3 and op == "mad" and "lo" in parts:
-            res2 = s[0] * s[1] + s[2]
-        return None if res2 is None else res2 & ((1 << width) - 1)
+        r = fold_op(inst.parts, ints)
+        return None if r is None else r & _MASK64
 
 
 #: 64 bits: an immediate's two's complement form.

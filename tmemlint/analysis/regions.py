@@ -31,7 +31,7 @@ from tmemlint.analysis.idesc import (A_TMEM_COLUMNS, BLOCK_SCALED_KINDS, SCALE_C
                                      cp_lanes, decode_idesc, ld_st_columns, ld_st_lanes, ld_st_registers, mma_kind)
 from tmemlint.analysis.localmem import LocalMemory
 from tmemlint.analysis.tmem import Slot
-from tmemlint.analysis.values import Const, Tid, ValueAnalysis
+from tmemlint.analysis.values import Const, Tid, ValueAnalysis, fold_op
 from tmemlint.analysis.values import TmemAddr as TmemValue
 from tmemlint.ir import Address, Imm, Instruction, Operand, Reg, Sym, Vec
 from tmemlint.threadexpr import eval_tid
@@ -99,34 +99,26 @@ def _join(a: AbsVal, b: AbsVal) -> AbsVal:
     return u if len(u) <= MAX_SET else None
 
 
-_INT_OPS: dict[str, Callable[[int, int], int | None]] = {
-    "add": lambda x, y: x + y, "sub": lambda x, y: x - y, "mul": lambda x, y: x * y,
-    "shl": lambda x, y: x << y if y < 32 else 0, "shr": lambda x, y: x >> y if y < 32 else 0,
-    "and": lambda x, y: x & y, "or": lambda x, y: x | y, "xor": lambda x, y: x ^ y,
-    "min": min, "max": max,
-    "rem": lambda x, y: x % y if y else None, "div": lambda x, y: x // y if y else None,
+#: The ``values.fold_op`` instruction (parts) each operation of the integer sets is folded as: every value is a
+#: 32-bit register's bits (a TMEM address is a ``.b32``, PTX ISA §9.7.16.2), read unsigned; ``mulhi_s`` is
+#: ``mul.hi.s32`` (the high half of a signed product, a division by a constant).
+_FOLD_AS: dict[str, tuple[str, ...]] = {
+    "add": ("add", "u32"), "sub": ("sub", "u32"), "mul": ("mul", "lo", "u32"), "shl": ("shl", "b32"),
+    "shr": ("shr", "u32"), "and": ("and", "b32"), "or": ("or", "b32"), "xor": ("xor", "b32"), "min": ("min", "u32"),
+    "max": ("max", "u32"), "rem": ("rem", "u32"), "div": ("div", "u32"), "mulhi_u": ("mul", "hi", "u32"),
+    "mulhi_s": ("mul", "hi", "s32"),
 }
-_CMPS: dict[str, Callable[[int, int], bool]] = {
-         "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
-         "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
-         "lo": lambda a, b: a < b, "ls": lambda a, b: a <= b, "hi": lambda a, b: a > b, "hs": lambda a, b: a >= b}
+#: The comparisons of ``setp`` (PTX ISA §9.7.6.2).
+_CMPS = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"})
 
 
-def _mulhi(signed: bool) -> Callable[[int, int], int]:
-    def f(x: int, y: int) -> int:
-        if signed:
-            x = x - (1 << 32) if x & 0x80000000 else x
-            y = y - (1 << 32) if y & 0x80000000 else y
-        return (x * y) >> 32
-    return f
-
-
-_INT_OPS["mulhi_u"] = _mulhi(False)
-_INT_OPS["mulhi_s"] = _mulhi(True)
+def _holds(cmp: str, x: int, k: int) -> bool:
+    """``x cmp k`` on two 32-bit values read as signed (``setp.cmp.s32``, ``values.fold_op``)."""
+    return fold_op(("setp", cmp, "s32"), (x, k)) == 1
 
 
 def _opname(inst: Instruction) -> str:
-    """The ``_INT_OPS`` key of an integer instruction: its opcode, or ``mulhi_u``/``mulhi_s`` for ``mul.hi``."""
+    """The ``_FOLD_AS`` key of an integer instruction: its opcode, or ``mulhi_u``/``mulhi_s`` for ``mul.hi``."""
     if inst.op == "mul" and inst.has("hi"):
         return "mulhi_s" if any(p.startswith("s") and p[1:].isdigit() for p in inst.parts) else "mulhi_u"
     return inst.op
@@ -135,11 +127,11 @@ def _opname(inst: Instruction) -> str:
 def _pairwise(op: str, a: IntSet, b: IntSet) -> IntSet | None:
     if len(a) * len(b) > MAX_SET * MAX_SET:
         return None
-    f = _INT_OPS[op]
+    parts = _FOLD_AS[op]
     out: set[int] = set()
     for x in a:
         for y in b:
-            v = f(x, y)
+            v = fold_op(parts, (x, y))
             if v is None:
                 return None
             out.add(v & _MASK)
@@ -589,7 +581,7 @@ class AddressSets:
                 k = self._operand(st, st.operands[2])
                 if type(x) is not frozenset or type(k) is not frozenset or len(x) != 1 or len(k) != 1:
                     return None
-                take = _CMPS[cmp](_signed(next(iter(x))), _signed(next(iter(k))))
+                take = _holds(cmp, next(iter(x)), next(iter(k)))
                 got = self._operand_fixed(inst, args[0] if take else args[1], key, v, 0)
                 if type(got) is not frozenset:
                     return None
@@ -614,12 +606,11 @@ class AddressSets:
                     x = s.operands[1]
                     kv = self._operand(s, s.operands[2])
                     if type(kv) is frozenset and len(kv) == 1:
-                        k = _signed(next(iter(kv)))
-                        f = _CMPS[cmp]
+                        k = next(iter(kv))
                         if type(args[0]) is Reg and args[0].name == x.name and type(a) is frozenset:
-                            a = frozenset(v for v in a if f(_signed(v), k))
+                            a = frozenset(v for v in a if _holds(cmp, v, k))
                         if type(args[1]) is Reg and args[1].name == x.name and type(b) is frozenset:
-                            b = frozenset(v for v in b if not f(_signed(v), k))
+                            b = frozenset(v for v in b if not _holds(cmp, v, k))
         cs = self.constant_slot
         if cs is not None:  # selp between the base and an integer address (ThunderKittens: base or 0)
             if type(a) is TmemAddr and a.slot == cs and type(b) is frozenset and b:
@@ -638,10 +629,6 @@ def _submasks(k: int) -> IntSet | None:
     for m in range(1 << len(bits)):
         out.add(sum(b for i, b in enumerate(bits) if m >> i & 1))
     return frozenset(out)
-
-
-def _signed(v: int) -> int:
-    return v - (1 << 32) if v & 0x80000000 else v
 
 
 # ------------------------------------------------------------------------------------------------ accesses

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeGuard, Union, ca
 
 from mypy_extensions import mypyc_attr
 
+from tmemlint.analysis.cfg import ENTRY, Node, block_control_dependences
 from tmemlint.ir import Address, Imm, Instruction, NotReg, Operand, ParenList, Reg, RegPair, Sym, Vec
 from tmemlint.threadexpr import BIN, CMP as _CMP, eval_tid, wrap as _wrap
 
@@ -363,6 +364,160 @@ def int_type(inst: Instruction) -> str | None:
     return None
 
 
+# ------------------------------------------------------------------------------------ integer folding
+#: The opcodes ``fold_op`` evaluates (PTX ISA 9.0 §9.7.1 integer arithmetic, §9.7.6 comparison and selection, §9.7.8
+#: logic and shift, §9.7.9.21 ``cvt`` between integer types, §9.7.9.1 ``mov``).
+FOLDED_OPS = frozenset({"add", "sub", "mul", "mad", "mul24", "div", "rem", "min", "max", "neg", "abs", "and", "or",
+                        "xor", "not", "shl", "shr", "mov", "cvt", "setp", "selp"})
+_FLOAT_PARTS = frozenset({"f16", "f16x2", "bf16", "bf16x2", "tf32", "f32", "f64", "e4m3x2", "e5m2x2"})
+
+
+def _int_parts(parts: tuple[str, ...]) -> list[str]:
+    """The integer type suffixes of an instruction's ``parts`` in order (``u32``, ``s64``, ``b16`` ...)."""
+    return [p for p in parts[1:] if len(p) >= 2 and p[0] in "usb" and p[1:].isdigit()]
+
+
+def fold_op(parts: tuple[str, ...], args: tuple[int, ...]) -> int | None:
+    """The integer a PTX instruction writes to its first destination when its source operands are the integers
+    ``args`` (in operand order; any representation: each is read as a register of the operand's type holds it,
+    PTX ISA §5.2), or None when the instruction is not one of ``FOLDED_OPS`` on integer (or ``.pred``) types, or
+    the result is not defined (a division by zero) or not modelled (floating point, ``.cc`` carries in).
+
+    ``parts`` is the dotted opcode split (``("mad", "lo", "s32")``).  The result is as the destination register
+    holds it (``threadexpr.wrap``): in [0, 2^w) for ``.u``/``.b`` types, [-2^(w-1), 2^(w-1)) for ``.s`` types,
+    0 or 1 for ``.pred`` results (``setp``; ``and``/``or``/``xor``/``not``/``mov``/``selp`` on ``.pred``).
+    Semantics, by PTX ISA 9.0 section (w: the type's width in bits): §9.7.1.1-2 ``add``/``sub`` modulo 2^w
+    (``.sat``: ``.s32`` clamped); §9.7.1.3 ``mul.lo`` the low w bits, ``.hi`` the high w bits, ``.wide`` the
+    2w-bit product; §9.7.1.4 ``mad`` the same, plus the third operand (of 2w bits for ``.wide``); §9.7.1.5
+    ``mul24`` the 48-bit product of the operands' low 24 bits (``.lo``: its low 32 bits, ``.hi``: bits 47-16);
+    §9.7.1.8-9 ``div``/``rem`` truncating toward zero; §9.7.1.10-13 ``abs``, ``neg``, ``min``, ``max`` (signed
+    or unsigned by type); §9.7.8.1-4 ``and``/``or``/``xor``/``not`` bitwise; §9.7.8.8-9 ``shl``/``shr`` by an
+    unsigned 32-bit amount clamped to w (``shr.s`` fills with the sign bit); §9.7.6.2 ``setp``
+    (``.and``/``.or``/``.xor`` with a third, predicate, operand: ``BoolOp(a cmp b, c)``); §9.7.6.3 ``selp``;
+    §9.7.9.21 ``cvt.D.S`` between integer types (the source's value, of type S, truncated or extended to D;
+    ``.sat`` clamps to D's range); §9.7.9.1 ``mov``."""
+    op = parts[0]
+    if op not in FOLDED_OPS or "cc" in parts or any(p in _FLOAT_PARTS for p in parts):
+        return None
+    ints = _int_parts(parts)
+    if op == "cvt":
+        if len(ints) != 2 or len(args) != 1:
+            return None
+        dst, src = ints
+        v = _wrap(args[0], src)
+        if "sat" in parts:
+            lo, hi = _range(dst)
+            return min(max(v, lo), hi)
+        return _wrap(v, dst)
+    if not ints:
+        if "pred" not in parts:
+            return None
+        return _fold_pred(op, args)
+    ty = ints[-1]
+    if op == "setp":
+        return _fold_setp(parts, ty, args)
+    wide = "wide" in parts
+    dty = ty[0] + str(2 * int(ty[1:])) if wide else ty
+    x = [_wrap(a, ty) for a in args]
+    if op == "mad" and wide and len(x) == 3:
+        x[2] = _wrap(args[2], dty)
+    r = _fold_int(op, parts, ty, x)
+    if r is None:
+        return None
+    if "sat" in parts and op in ("add", "sub") and ty == "s32":
+        lo, hi = _range(ty)
+        return min(max(r, lo), hi)
+    return _wrap(r, dty)
+
+
+def fold_values(parts: tuple[str, ...], args: list[Value]) -> Value | None:
+    """``fold_op`` on abstract values: the constant, or the constant set (at most ``MAX_SET`` values), that the
+    instruction with ``parts`` writes when each of ``args`` is a constant or a constant set (every combination
+    of their candidates folded); None when an argument is neither, a combination does not fold, or the results
+    are more than ``MAX_SET``."""
+    cands = [const_candidates(a) for a in args]
+    if not cands or any(c is None for c in cands):
+        return None
+    combos: list[tuple[int, ...]] = [()]
+    for c in cands:
+        assert c is not None
+        combos = [t + (x,) for t in combos for x in c]
+    vals: set[int] = set()
+    for t in combos:
+        r = fold_op(parts, t)
+        if r is None:
+            return None
+        vals.add(r)
+        if len(vals) > MAX_SET:
+            return None
+    return const(next(iter(vals))) if len(vals) == 1 else ConstSet("cs", frozenset(vals))
+
+
+def _range(ty: str) -> tuple[int, int]:
+    """The smallest and largest integer of type ``ty``."""
+    w = int(ty[1:])
+    return (-(1 << (w - 1)), (1 << (w - 1)) - 1) if ty[0] == "s" else (0, (1 << w) - 1)
+
+
+def _fold_pred(op: str, args: tuple[int, ...]) -> int | None:
+    """``fold_op`` on ``.pred`` operands (each non-zero: true)."""
+    b = [1 if a else 0 for a in args]
+    if op == "mov" and len(b) == 1:
+        return b[0]
+    if op == "not" and len(b) == 1:
+        return 1 - b[0]
+    if op in ("and", "or", "xor") and len(b) == 2:
+        return int(_BIN[op](b[0], b[1]))
+    if op == "selp" and len(b) == 3:
+        return b[0] if b[2] else b[1]
+    return None
+
+
+def _fold_setp(parts: tuple[str, ...], ty: str, args: tuple[int, ...]) -> int | None:
+    """``fold_op`` for ``setp.cmp[.bop].ty`` (PTX ISA §9.7.6.2): ``a cmp b``, combined with the third operand."""
+    cmp = next((p for p in parts[1:] if p in _CMP), None)
+    if cmp is None or len(args) not in (2, 3):
+        return None
+    p = 1 if _CMP[cmp](_wrap(args[0], ty), _wrap(args[1], ty)) else 0
+    if len(args) == 2:
+        return p
+    bop = next((q for q in parts[2:] if q in ("and", "or", "xor")), None)
+    return None if bop is None else int(_BIN[bop](p, 1 if args[2] else 0))
+
+
+def _fold_int(op: str, parts: tuple[str, ...], ty: str, x: list[int]) -> int | None:
+    """``fold_op``'s integer result, before it is wrapped to the destination type (operands ``x`` already read as
+    type ``ty``; ``None``: not defined or not modelled)."""
+    w = int(ty[1:])
+    if op in ("mov", "neg", "abs", "not") and len(x) == 1:
+        a = x[0]
+        return a if op == "mov" else -a if op == "neg" else abs(a) if op == "abs" else ~a
+    if op == "selp" and len(x) == 3:
+        return x[0] if x[2] else x[1]
+    if op == "mul24" and len(x) == 2:
+        a, b = (_wrap(v, ty[0] + "24") for v in x)
+        return (a * b) >> 16 if "hi" in parts else a * b
+    if op == "mad" and len(x) == 3:
+        prod = _fold_int("mul", parts, ty, x[:2])
+        return None if prod is None else prod + x[2]
+    if len(x) != 2:
+        return None
+    a, b = x
+    if op == "mul":
+        return (a * b) >> w if "hi" in parts else a * b
+    if op in ("div", "rem"):
+        if b == 0:
+            return None
+        q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
+        return q if op == "div" else a - q * b
+    if op in ("shl", "shr"):
+        n = min(b & 0xFFFFFFFF, w)  # the shift amount is a .u32 operand whatever the type (§9.7.8.7)
+        return a << n if op == "shl" else a >> n
+    if op in ("add", "sub", "min", "max", "and", "or", "xor"):
+        return _BIN[op](a, b)
+    return None
+
+
 _SWAP = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "lo": "hi", "hi": "lo", "ls": "hs", "hs": "ls",
          "eq": "eq", "ne": "ne"}
 NEGATE = {"eq": "ne", "ne": "eq", "lt": "ge", "ge": "lt", "le": "gt", "gt": "le", "lo": "hs", "hs": "lo",
@@ -445,6 +600,9 @@ class ValueAnalysis:
         #: (``analysis.calls.call_returns``: only values that mean the same in the caller, e.g. a TMEM address
         #: of a slot the callee allocates); a return parameter not listed is opaque
         self.returns: dict[str, Value] = {}
+        #: full-mask ``elect.sync`` instructions (by index) that may run where the warp is not converged
+        #: (``_diverged_elections``): each is an election of its own, not ``("elect",)``
+        self.diverged_elections: frozenset[int] = frozenset()
         self._defs_by_inst: list[tuple[Reg, ...]] = [defined_regs(i) for i in self.insts]
         self._compute_reaching()
 
@@ -749,6 +907,7 @@ class ValueAnalysis:
         if pre is not None:
             self.slots = pre | extra_slots
             self._fixpoint()
+            self._rekey_diverged_elections()
             return self
         self.slots = set(extra_slots)
         self._fixpoint()
@@ -762,7 +921,140 @@ class ValueAnalysis:
             self.slots = slots
             self.def_value.clear()
             self._fixpoint()
+        self._rekey_diverged_elections()
         return self
+
+    def _rekey_diverged_elections(self) -> None:
+        """Run the fixed point again when some full-mask election is not at a converged point
+        (``_diverged_elections``), with those elections keyed by their own instruction (``_elected``).  Whether a
+        branch's predicate is the same on a warp's lanes does not depend on which key an election has (both are
+        one lane's predicate), so one more round suffices."""
+        diverged = self._diverged_elections()
+        if diverged and diverged != self.diverged_elections:
+            self.diverged_elections = diverged
+            self.def_value.clear()
+            self._fixpoint()
+
+    def _diverged_elections(self) -> frozenset[int]:
+        """The full-mask ``elect.sync`` instructions (by index) that may execute while the warp is not converged:
+        under a guard, or control dependent (transitively, ``cfg.block_control_dependences``) on a branch, whose
+        predicate may differ between the lanes of one warp (``_same_on_warp``), lanes that exited early included.
+        PTX ISA 9.0 §9.7.13.12: ``elect.sync`` elects "one predicated active leader thread" of ``membermask``, the
+        same one "for the same membermask every time", and the behaviour is undefined when an executing thread is
+        not in the mask; ``.sync`` waits for every thread of the mask.  Where lanes of the mask branched away or
+        exited, the election is not the converged one, so it is not identified with the others (it is "unless
+        proven converged": a predicate the analysis cannot show warp-uniform counts as divergent)."""
+        elections = [i for i in self.insts if i.op == "elect" and self._full_mask(i)]
+        if not elections:
+            return frozenset()
+        deps = block_control_dependences(self.cfg)
+        blocks = self.cfg.blocks
+        warps = self._warps_reaching()
+        out: set[int] = set()
+        for e in elections:
+            if e.guard is not None and not self._same_on_warp(e, e.guard.reg):
+                out.add(e.index)
+                continue
+            home = warps.get(self.cfg.block_of[e.index], 0)
+            seen: set[int] = set()
+            work = list(deps.get(self.cfg.block_of[e.index], ()))
+            while work:
+                b = work.pop()
+                if b in seen:
+                    continue
+                seen.add(b)
+                last = blocks[b].instructions[-1]
+                # a branch no warp that may run the election reaches (another role's ``if (elect_one())``)
+                # does not split this warp
+                if last.guard is not None and warps.get(b, 0) & home \
+                        and not self._same_on_warp(last, last.guard.reg):
+                    out.add(e.index)
+                    break
+                work.extend(deps.get(b, ()))
+        return frozenset(out)
+
+    def _warps_reaching(self) -> dict[Node, int]:
+        """Block → bit set of the warps (``%tid.x >> 5`` of a CTA of up to 1024 threads, PTX ISA §10.1) that may
+        reach it: a conditional edge whose predicate is a thread predicate of the warp index only
+        (``_warp_uniform``: the role tests ``warp == 1``) is followed by the warps it holds for; every other
+        edge by all that reach its source."""
+        g = self.cfg.graph
+        every = (1 << 32) - 1
+        edge_masks: dict[tuple[Node, Node], int] = {}
+        for a, b in g.edges:
+            cond = g[a][b].get("cond")
+            m = every
+            if cond is not None and isinstance(a, int) and a in self.cfg.blocks:
+                guard, taken = cond
+                m = self._warps_taking(self.cfg.blocks[a].instructions[-1], guard.reg, guard.negated, taken)
+            edge_masks[(a, b)] = m
+        reach: dict[Node, int] = {ENTRY: every}
+        work: list[Node] = [ENTRY]
+        while work:
+            a = work.pop()
+            for b in g.successors(a):
+                m = reach[a] & edge_masks[(a, b)]
+                if m & ~reach.get(b, 0):
+                    reach[b] = reach.get(b, 0) | m
+                    work.append(b)
+        return reach
+
+    def _warps_taking(self, inst: Instruction, reg: Reg, negated: bool, taken: bool) -> int:
+        """Bit set of the warps (of 32) that follow the edge ``taken`` of ``inst``'s branch on ``@[!]reg``: those
+        where the predicate has the needed value, when it is a thread predicate of the warp index only; else all."""
+        v = self.reg_value(inst, reg)
+        while type(v) is PNot:
+            v = v.p
+            negated = not negated
+        if type(v) is not Tid:
+            return (1 << 32) - 1
+        try:
+            vals = eval_tid(v.expr, range(0, 1024))
+            if not _warp_uniform(v.expr):
+                return (1 << 32) - 1
+        except (IndexError, TypeError, ValueError, ZeroDivisionError, OverflowError, RecursionError):
+            return (1 << 32) - 1
+        return sum(1 << w for w in range(32) if ((vals[32 * w] != 0) != negated) == taken)
+
+    def _same_on_warp(self, inst: Instruction, reg: Reg) -> bool:
+        """Whether predicate ``reg`` read by ``inst`` is known to have one value on all the lanes of a warp: a
+        constant, a thread predicate of the warp index only (``_warp_uniform``), a value that is the same in
+        every thread of the CTA (``is_uniform``), or one computed from such values (``_same_on_warp_at``)."""
+        return self._same_on_warp_at(inst, reg, set(), 0)
+
+    def _same_on_warp_at(self, inst: Instruction, reg: Reg, seen: set[tuple[int, str]], depth: int) -> bool:
+        """``_same_on_warp`` of ``reg`` read by ``inst``: by the form of its value (``_same_on_warp`` the
+        function), its being the same in every thread of the CTA, or every reaching definition's being of such a
+        form or an operation of ``_WARP_SAME_OPS`` that reads only such registers (CUTLASS's warp-group index
+        reassigned constants on each role's path; ``or.pred`` of a role test and a launch flag; a load at such an
+        address).  A definition met again (a loop's phi) is taken to be so (greatest fixed point); values merged
+        at the join of a lane-varying branch are not told apart (``ValueAnalysis.nonuniform_defs``'s limit)."""
+        v = self.reg_value(inst, reg)
+        if v is not TOP and _same_on_warp(v) or self.is_uniform(inst, reg):
+            return True
+        ds = self._reaching(inst, reg.name)
+        if not ds or depth >= 64:
+            return False
+        for d in ds:
+            if (d, reg.name) in seen:
+                continue
+            seen.add((d, reg.name))
+            dv = self.def_value.get((d, reg.name))
+            if dv is not None and dv is not TOP and _same_on_warp(dv):
+                continue
+            di = self.insts[d]
+            if di.op in ("vote", "redux") and "sync" in di.parts and di.guard is None:
+                continue  # a warp-wide ballot or reduction: every lane gets the one result (PTX ISA §9.7.13.7-8)
+            reads = used_regs(di)
+            if di.op == "shfl" and "idx" in di.parts and di.guard is None and len(di.operands) >= 3:
+                # every lane reads the same source lane: only the lane index matters (§9.7.9.6 shfl.sync)
+                lane = di.operands[2]
+                reads = (lane,) if type(lane) is Reg else ()
+            elif di.op not in _WARP_SAME_OPS:
+                return False
+            if not all(self._same_on_warp_at(di, r, seen, depth + 1) for r in reads):
+                return False
+        return True
 
     def _fixpoint(self) -> None:
         """One pass in reverse post-order, then a worklist over def-use edges until no value changes."""
@@ -915,6 +1207,10 @@ class ValueAnalysis:
             if op == "or":
                 return POr("por", args[0], args[1])
             return None
+        if op in FOLDED_OPS and args and all(isinstance(a, _CONSTS) for a in args) \
+                and (op != "setp" or all(type(a) is Const for a in args)):
+            # integer arithmetic on constants (a ``setp`` of a constant set keeps the predicate: ``_selp_test``)
+            return fold_values(inst.parts, args)
         if op in _ARITH:
             if len(args) < 2:
                 return None
@@ -1006,12 +1302,17 @@ class ValueAnalysis:
         time" (and ``.sync`` makes every thread of the mask execute it, so the active set is the mask).  Any other
         mask (a constant subset, a register such as ``activemask``'s result) gets a key of its own instruction,
         ``("tid", ("elect", ("at", index)))``: its leader may be another lane, so it is not identified with any
-        other election (``eval_tid`` still counts it as one lane)."""
-        ops = inst.operands
-        m = self.value(inst, ops[1]) if len(ops) >= 2 else TOP
-        if type(m) is Const and m.value & 0xFFFFFFFF == 0xFFFFFFFF:
+        other election (``eval_tid`` still counts it as one lane); so does a full-mask election where the warp may
+        not be converged (``diverged_elections``)."""
+        if self._full_mask(inst) and inst.index not in self.diverged_elections:
             return Tid("tid", ("elect",))
         return Tid("tid", ("elect", ("at", inst.index)))
+
+    def _full_mask(self, inst: Instruction) -> bool:
+        """Whether the ``elect.sync`` ``inst`` names the full member mask ``0xffffffff``."""
+        ops = inst.operands
+        m = self.value(inst, ops[1]) if len(ops) >= 2 else TOP
+        return type(m) is Const and m.value & 0xFFFFFFFF == 0xFFFFFFFF
 
 
 def _bfe(a: Value, pos: Value, length: Value, ty: str | None) -> Value | None:
@@ -1075,6 +1376,38 @@ def _redux(inst: Instruction, src: Value) -> Value | None:
     return None
 
 
+#: Operations whose result is one value on a warp's lanes when every register they read is (``ValueAnalysis.
+#: _same_on_warp_at``): moves, comparisons, selections, logic, integer arithmetic and bit operations, loads (one
+#: address, one value).
+_WARP_SAME_OPS = frozenset({"mov", "setp", "selp", "or", "and", "xor", "not", "cvt", "cvta", "add", "sub", "mul",
+                            "mad", "mul24", "mad24", "div", "rem", "min", "max", "neg", "abs", "shl", "shr", "shf",
+                            "lop3", "prmt", "popc", "clz", "brev", "bfe", "bfi", "bfind", "ld"})
+
+
+def _same_on_warp(v: Value, depth: int = 0) -> bool:
+    """Whether value ``v`` is known to be one value on the lanes of a warp by its form: a constant, a kernel
+    parameter, a shared symbol, a special register of one value per CTA (``SReg``), a thread expression of the
+    warp index (``_warp_uniform``), and negations, conjunctions, disjunctions and comparisons of such values (a
+    role test ``warp != 1 || %cluster_ctarank != 0``)."""
+    if depth > 16:
+        return False
+    match v:
+        case Const() | Param() | SymAddr() | SReg():
+            return True
+        case Tid(expr=e):
+            try:
+                return _warp_uniform(e)
+            except (IndexError, TypeError, ValueError, ZeroDivisionError, OverflowError, RecursionError):
+                return False
+        case PNot(p=p):
+            return _same_on_warp(p, depth + 1)
+        case POr(p=p, q=q) | PAnd(p=p, q=q):
+            return _same_on_warp(p, depth + 1) and _same_on_warp(q, depth + 1)
+        case Cmp(a=a, b=b):
+            return _same_on_warp(a, depth + 1) and _same_on_warp(b, depth + 1)
+    return False
+
+
 def _warp_uniform(e: tuple[Any, ...]) -> bool:
     """Whether thread expression ``e`` has one value on the 32 lanes of each warp for every ``%tid.x`` in
     [0, 1024) (a function of the warp index ``%tid.x >> 5`` only)."""
@@ -1128,7 +1461,7 @@ def cmp_value(cmp: str, a: Value, b: Value, ty: str | None = None) -> Value | No
     """The predicate ``a cmp b``; ``ty`` is the comparison's integer type (``setp.gt.u32``: ``u32``), None when
     unknown.  A thread expression that may be negative, compared as an unsigned or bit type, is compared as the
     register holds it (``("wrap", ty, e)``): compilers test a warp range ``4 <= w <= 11`` as ``(w - 4) <=u 7``,
-    which is false for warps 0-3 only because ``w - 4`` wraps (PTX ISA §5.2, §9.7.3.1 setp)."""
+    which is false for warps 0-3 only because ``w - 4`` wraps (PTX ISA §5.2, §9.7.6.2 setp)."""
     if a is TOP or b is TOP:
         return None
     if type(a) is Const:

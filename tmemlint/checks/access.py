@@ -10,7 +10,7 @@ from tmemlint.analysis.sync import tmem_operand_indices
 from tmemlint.analysis.threads import is_lane_fact
 from tmemlint.analysis.tmem import trap_checked_bases
 from tmemlint.analysis.values import (TOP, Const, Op, Param, SReg, SymAddr, SymInside, Tid, TmemAddr, regs_in,
-                                      defined_regs, eval_tid)
+                                      defined_regs, eval_tid, fold_op)
 from tmemlint.checks.registry import rule
 from tmemlint.ir import Address, Imm, Reg
 
@@ -295,10 +295,9 @@ def lane_quadrant(ctx):
 _TRAPS = "ptxas -g-tmem-access-check traps on it: current_warp_owner_invalid"
 
 
-#: Integer operations ``_lane_value`` evaluates (32-bit, as the TMEM address is a ``.b32``).
-_LANE_OPS = {"add": lambda x, y: x + y, "sub": lambda x, y: x - y, "shl": lambda x, y: x << y,
-             "shr": lambda x, y: x >> y, "mul": lambda x, y: x * y, "and": lambda x, y: x & y,
-             "or": lambda x, y: x | y, "xor": lambda x, y: x ^ y}
+#: Integer operations ``_lane_value`` evaluates (``values.fold_op``; the address's low 32 bits, as the TMEM address
+#: is a ``.b32``, PTX ISA §9.7.16.2).
+_LANE_OPS = frozenset({"add", "sub", "shl", "shr", "mul", "and", "or", "xor"})
 
 
 def _lane_value(va, inst, o, env: dict, tids: range, depth: int = 0) -> int | None:
@@ -336,14 +335,14 @@ def _lane_value(va, inst, o, env: dict, tids: range, depth: int = 0) -> int | No
         return 0 if type(v) is TmemAddr else None
     if di.op in ("mov", "cvt") and len(ops) == 2:
         return _lane_value(va, di, ops[1], env, tids, depth + 1)
-    fn = _LANE_OPS.get(di.op)
-    if fn is None or len(ops) != 3 or (di.op == "mul" and "lo" not in di.parts):
+    if di.op not in _LANE_OPS or len(ops) != 3 or (di.op == "mul" and "lo" not in di.parts):
         return None
     x = _lane_value(va, di, ops[1], env, tids, depth + 1)
     y = _lane_value(va, di, ops[2], env, tids, depth + 1) if x is not None else None
     if y is None or (di.op in ("shl", "shr") and not 0 <= y < 32):
         return None
-    return fn(x, y) & 0xFFFFFFFF
+    r = fold_op(di.parts, (x, y))
+    return None if r is None else r & 0xFFFFFFFF
 
 
 def _identity_lane_fault(ctx, inst, k, width, runs, executed, nwarps) -> bool:

@@ -274,7 +274,8 @@ def commit_target_recycled(ctx):
     chosen jointly (one per exiting class, their facts agreeing with each other and the sender's) and must be able
     to run together: a path that passed a wait for phase 0 of a barrier whose every arrive site lies off the chosen
     paths never got there (``SyncModel.joint_choice``; §9.7.13.15.1-2).  Reported at the inval/init, or at the
-    sending instruction for the exits; silent when the model cannot decide."""
+    sending instruction for the exits; silent when the model cannot decide (past
+    ``_JOINT_BUDGET`` joint choices of exit paths: a TM901 note says so)."""
 
     fn = ctx.function
     if not fn.is_entry:
@@ -353,7 +354,7 @@ def commit_target_recycled(ctx):
 
 
 #: Joint choices of exit paths (one per exiting warp class) ``_abandoning_path`` has the engine try per sender path
-#: (``SyncModel.joint_choice``) before it takes the first pairwise witness without the joint test.
+#: (``SyncModel.joint_choice``); past them that path is undecided: no finding, a TM901 note (``ctx.bounded``).
 _JOINT_BUDGET = 256
 
 
@@ -369,7 +370,8 @@ def _abandoning_path(ctx, sender, exits, unwaited: dict):
     trip count: the MMA warp waits on a barrier only the consumers' skipped loop arrives on).  Kernels are taken to
     terminate: the sender's own thread must reach an exit as well, on a path that extends the sender's (in its own
     CTA: the facts of the CTA's identity kept), so an execution in which it waits forever is not one that abandons
-    the barrier.  Past ``_JOINT_BUDGET`` combinations the first pairwise witness is taken."""
+    the barrier.  Past ``_JOINT_BUDGET`` combinations a sender path is undecided: it gives no witness (a pairwise one
+    would be a guess), and when no other path gives one the rule says so (TM901, through ``ctx.bounded``)."""
 
     per_thread = divergent_defs(ctx)
     pair = _targets_one_pair(ctx, sender)
@@ -380,6 +382,7 @@ def _abandoning_path(ctx, sender, exits, unwaited: dict):
     def agree(fa, fb) -> bool:
         return consistent_choice_facts([fa, fb]) and not bounds_disagree(fa, fb) and not undecidable_pair(fa, fb)
 
+    undecided = False
     for ka in ctx.threads.classes:
         sets = ctx.sync.fact_sets(ka, sender)
         if not sets:
@@ -406,7 +409,10 @@ def _abandoning_path(ctx, sender, exits, unwaited: dict):
             if got.paths is not None:
                 return got.paths[1][1]
             if not got.decided:
-                return options[0][1][0][0]
+                undecided = True  # no witness either way: not a finding (another sender path may still give one)
+    if undecided:
+        ctx.bounded.append(f"TM312: the exit paths that may run with the multicast commit at line {sender.span.line} "
+                           f"were not decided within {_JOINT_BUDGET} joint choices (TM312 not reported for it)")
     return None
 
 

@@ -130,6 +130,8 @@ class RuleCaches:
     touched_regions: dict[int, list[Any]] = field(default_factory=dict)
     #: ``checks.ordering._handover_candidates``: (arrive index, kind) -> (per class users, completed_before)
     handover_candidates: dict[tuple[int, str], tuple[Any, ...]] = field(default_factory=dict)
+    #: ``checks.ordering._sync_sites``: [(instruction, SyncEvent)] of the barrier, mbarrier and commit instructions
+    sync_sites: list[Any] | None = None
 
 
 class FunctionContext:

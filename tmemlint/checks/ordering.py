@@ -330,11 +330,15 @@ def _pending_elsewhere(ctx, ops, dealloc, cols, slot) -> list:
 
 
 def _sync_sites(ctx) -> list:
-    """``[(instruction, SyncEvent)]`` of the function's barrier, mbarrier and commit instructions."""
-    sync = ctx.sync
-    sites = [(i, sync.site(i)) for i in ctx.function.instructions if i.op in ("bar", "barrier", "mbarrier")
-             or i.family == "tcgen05.commit"]
-    return [(i, st) for i, st in sites if st is not None]
+    """``[(instruction, SyncEvent)]`` of the function's barrier, mbarrier and commit instructions (computed once per
+    function: ``RuleCaches.sync_sites``)."""
+    cached = ctx.rule_caches.sync_sites
+    if cached is None:
+        sync = ctx.sync
+        sites = [(i, sync.site(i)) for i in ctx.function.instructions if i.op in ("bar", "barrier", "mbarrier")
+                 or i.family == "tcgen05.commit"]
+        cached = ctx.rule_caches.sync_sites = [(i, st) for i, st in sites if st is not None]
+    return cached
 
 
 def _per_iteration(ctx, ld, kr, w, km) -> bool:

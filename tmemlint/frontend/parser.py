@@ -1,7 +1,10 @@
 """Reading PTX files into ``tmemlint.ir.Module``.
 
-One cached Lark LALR parser (contextual lexer) built from ``grammars/ptx.lark``, run with the IR-building
-transformer inline, so no parse tree is kept.  Bytes are decoded as UTF-8 (a BOM is dropped); bytes that are not
+LALR parsers (contextual lexer) of ``grammars/ptx.lark``, run with the IR-building transformer inline, so no parse
+tree is kept: the generated one (``tmemlint.frontend.ptx_lalr``, Lark's stand-alone parser: no ``lark`` import, about
+20 ms less start-up) for the first ``STANDALONE_MAX_CHARS`` characters a process parses, and Lark with lark-cython
+(1.2-2x faster per line, about 35 ms to import and load) beyond them (``_pick``).  Both
+have the same tables and the same IR builder: the same items, and the pure-Python parser's error positions.  Bytes are decoded as UTF-8 (a BOM is dropped); bytes that are not
 UTF-8 (Latin-1 text in comments) are decoded as Latin-1 so positions stay exact.
 """
 
@@ -9,16 +12,36 @@ from __future__ import annotations
 
 import functools
 import gc
-from importlib import resources
 from pathlib import Path
-
-from lark import Lark
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from typing import TYPE_CHECKING, Any
 
 from tmemlint.frontend.split import Layout, layout
 from tmemlint.frontend.transformer import (MAX_SCOPE_DEPTH, IRBuilder, NestingTooDeep, SpacedName, Decl,
                                           declared_variables)
 from tmemlint.ir import Function, Module, SourcePos
+
+if TYPE_CHECKING:
+    from lark import Lark
+
+#: The Lark options of every PTX parser (``_parser`` and the generated ``ptx_lalr``, ``generate.source``).
+LARK_OPTIONS: dict[str, Any] = {"parser": "lalr", "lexer": "contextual", "maybe_placeholders": False,
+                                "propagate_positions": False}
+
+#: The generated parser reads at most this many characters (after the pre-pass) in one process, counted over its
+#: texts: below it, lark-cython's faster parse (about 0.2-0.4 ms less per 1,000 characters) does not pay for
+#: importing it and loading its tables (about 16-27 ms); the text that would exceed it, and every later one, goes
+#: to lark-cython (docs/performance.md, issue 29).
+STANDALONE_MAX_CHARS = 64_000
+
+
+class _Budget:
+    """The characters the generated parser has read in this process (``_pick``)."""
+
+    def __init__(self) -> None:
+        self.chars = 0
+
+
+_generated = _Budget()
 
 
 #: Files with more lines than this are not parsed (TM901): about 100 s and 600 MB at the parser's speed.
@@ -49,6 +72,8 @@ class PTXLimitError(PTXSyntaxError):
 def grammar_text() -> str:
     """The PTX grammar: ``tmemlint/grammars/ptx.lark`` inside an installed wheel, else ``grammars/ptx.lark`` of the
     source tree."""
+    from importlib import resources  # only Lark's parser and the generator read the grammar (issue 29)
+
     try:
         res = resources.files("tmemlint").joinpath("grammars", "ptx.lark")
         if res.is_file():
@@ -62,11 +87,9 @@ def grammar_text() -> str:
 def backend() -> str:
     """``"lark-cython"`` when the compiled LALR backend is installed (the ``lark-cython`` package: same grammar,
     same IR, about twice as fast), else ``"lark"`` (pure Python)."""
-    try:
-        import lark_cython  # noqa: F401
-    except ImportError:
-        return "lark"
-    return "lark-cython"
+    from importlib.util import find_spec
+
+    return "lark-cython" if find_spec("lark_cython") is not None else "lark"  # found, not imported (issue 29)
 
 
 def _table_cache(grammar: str, kind: str) -> Path | None:
@@ -91,17 +114,20 @@ def _table_cache(grammar: str, kind: str) -> Path | None:
 
 
 @functools.lru_cache(maxsize=2)
-def _parser(accelerated: bool = True) -> Lark:
+def _parser(accelerated: bool = True) -> "Lark":
     """The PTX parser with the IR builder inline; ``accelerated`` picks lark-cython when installed.  The LALR
     tables come from Lark's own ``cache`` file at ``_table_cache`` (Lark checks a SHA-256 of the grammar and
     options stored in it, rebuilds and rewrites a stale, corrupt or half-written file, and never fails on it)."""
     extra = {}
     kind = "lark"
     if accelerated and backend() == "lark-cython":
-        import lark_cython
-
-        extra["_plugins"] = lark_cython.plugins
-        kind = "lark-cython"
+        try:
+            import lark_cython
+        except ImportError:  # found but broken: pure Lark
+            pass
+        else:
+            extra["_plugins"] = lark_cython.plugins
+            kind = "lark-cython"
     grammar = grammar_text()
     cache = _table_cache(grammar, kind)
     if cache is not None and cache.exists() and not _trusted(cache):
@@ -110,11 +136,39 @@ def _parser(accelerated: bool = True) -> Lark:
         except OSError:
             cache = None  # a cache file we cannot vouch for nor remove: build the tables
     fresh = cache is not None and not cache.exists()
-    parser = Lark(grammar, parser="lalr", lexer="contextual", transformer=IRBuilder(), maybe_placeholders=False,
-                  propagate_positions=False, cache=str(cache) if cache is not None else False, **extra)
+    from lark import Lark
+
+    # cache after the options: Lark hashes the options in the order given, and this is the order of the files
+    # that tmemlint 0.3.0 wrote (same grammar, same file name: a different order would rebuild them in turn)
+    parser = Lark(grammar, transformer=IRBuilder(), **LARK_OPTIONS, cache=str(cache) if cache is not None else False,
+                  **extra)
     if fresh and cache.is_file():
         _seal(cache)
     return parser
+
+
+@functools.lru_cache(maxsize=1)
+def _standalone():
+    """The generated parser (``tmemlint.frontend.ptx_lalr``) with the IR builder inline: pure Python, Lark's own
+    LALR runtime and this grammar's tables, without importing ``lark``."""
+    from tmemlint.frontend import ptx_lalr
+
+    return ptx_lalr.Lark_StandAlone(transformer=IRBuilder())
+
+
+def _pick(text: str) -> bool:
+    """Whether ``text`` is parsed with Lark and lark-cython (else the generated parser): when Lark's parser is
+    already loaded, or lark-cython is installed and ``text`` would take the generated parser's reading in this
+    process beyond ``STANDALONE_MAX_CHARS`` (a folder of many small files pays lark-cython's import once, not a
+    slower parse of each).  Without lark-cython the generated parser reads everything: Lark alone is no faster."""
+    if _parser.cache_info().currsize:
+        return True
+    if backend() != "lark-cython":
+        return False
+    if _generated.chars + len(text) > STANDALONE_MAX_CHARS:
+        return True
+    _generated.chars += len(text)
+    return False
 
 
 def _digest_path(cache: Path) -> Path:
@@ -173,7 +227,7 @@ def decode(data: bytes) -> str:
         return data.decode("latin-1")
 
 
-def _expected(e: UnexpectedInput) -> str:
+def _expected(e) -> str:
     exp = getattr(e, "expected", None) or getattr(e, "allowed", None) or ()
     names = sorted(str(x) for x in exp)
     if not names:
@@ -184,7 +238,7 @@ def _expected(e: UnexpectedInput) -> str:
     return " (expected " + ", ".join(shown) + (", ..." if len(names) > 6 else "") + ")"
 
 
-def _parse_without_gc(parser: Lark, text: str):
+def _parse_without_gc(parser, text: str):
     """``parser.parse(text)`` with the cyclic garbage collector paused: the parse allocates millions of acyclic
     objects (tokens, operands, instructions), and every collection would walk all those built so far (18% of
     the parse time on a 520k-line file)."""
@@ -334,13 +388,19 @@ def check_code_lines(lay) -> None:
 
 def parse_module(text: str, path: str) -> Module:
     """Parse normalized PTX ``text`` whole, without a line limit (the callers apply it); see ``parse_text``."""
+    from tmemlint.frontend.ptx_lalr import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
+
     try:
-        try:
-            items = _parse_without_gc(_parser(), text)
-        except UnexpectedInput:
-            if backend() == "lark":
-                raise
-            items = _parser(False).parse(text)  # the pure-Python parser gives the reference error position
+        items = None
+        if _pick(text):
+            from lark.exceptions import UnexpectedInput
+
+            try:
+                items = _parse_without_gc(_parser(), text)
+            except UnexpectedInput:
+                pass  # the pure-Python parser, below, gives the reference error position
+        if items is None:
+            items = _parse_without_gc(_standalone(), text)
     except UnexpectedCharacters as e:
         raise PTXSyntaxError(f"unexpected character {text[e.pos_in_stream]!r}", e.line, e.column) from None
     except UnexpectedToken as e:

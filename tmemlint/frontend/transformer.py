@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from lark import Token, Transformer
+if TYPE_CHECKING:  # the tokens of lark, lark-cython or the generated parser (tmemlint.frontend.ptx_lalr): same fields
+    from lark import Token
 
 from tmemlint.frontend.opcode import instruction_name
 from tmemlint.ir import (
@@ -118,8 +120,9 @@ def _type_size(typ: str | None) -> int | None:
     return _TYPE_SIZES.get(typ[1:])
 
 
-class IRBuilder(Transformer):
-    """Inline transformer for ``grammars/ptx.lark``.
+class IRBuilder:
+    """Inline transformer for ``grammars/ptx.lark``: the parser looks its callbacks up by rule and terminal name,
+    so it is no ``lark.Transformer`` subclass and serves Lark, lark-cython and the generated parser alike.
 
     After a parse, ``module_items`` holds the top-level results in order (``Function`` objects, module variables,
     and ``("version"|"target"|"address_size"|"file", value)`` tuples); ``tmemlint.frontend.parser`` assembles them
