@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from tmemlint.analysis.values import Op, Param, SReg, const, opaque
 from tmemlint.checks.barriers import _ALL_BITS, _pair_bits
 from tmemlint.engine import lint_text
 from tmemlint.options import Options
@@ -365,15 +366,15 @@ def test_tm312_an_nblock_that_differs_within_the_pair_is_reported():
 
 
 def test_pair_bits_follow_bit_0_of_ctaid_through_shifts_masks_and_carries():
-    x = ("sreg", "%ctaid.x")
-    shl = ("op", "shl", x, ("c", 7), 1)
+    x = SReg("sreg", "%ctaid.x")
+    shl = Op(("op", "shl", x, const(7), 1))
     assert _pair_bits(x) == 1
     assert _pair_bits(shl) == 1 << 7
-    assert _pair_bits(("op", "and", shl, ("c", -256), 2)) == 0  # FA4's n-block of the pair
-    assert _pair_bits(("op", "and", shl, ("c", -128), 2)) == 1 << 7
-    assert _pair_bits(("op", "add", shl, ("param", "n", 0), 2)) == _ALL_BITS & ~((1 << 7) - 1)
-    assert _pair_bits(("op", "shr", shl, ("c", 8), 2)) == 0
-    assert _pair_bits(("op", "max", x, ("c", 0), 1)) == _ALL_BITS
-    assert _pair_bits(("sreg", "%cluster_ctarank")) == _ALL_BITS
-    assert _pair_bits(("sreg", "%clusterid.x")) == 0
-    assert _pair_bits(("opq", 3)) == _ALL_BITS
+    assert _pair_bits(Op(("op", "and", shl, const(-256), 2))) == 0  # FA4's n-block of the pair
+    assert _pair_bits(Op(("op", "and", shl, const(-128), 2))) == 1 << 7
+    assert _pair_bits(Op(("op", "add", shl, Param("param", "n", 0), 2))) == _ALL_BITS & ~((1 << 7) - 1)
+    assert _pair_bits(Op(("op", "shr", shl, const(8), 2))) == 0
+    assert _pair_bits(Op(("op", "max", x, const(0), 1))) == _ALL_BITS
+    assert _pair_bits(SReg("sreg", "%cluster_ctarank")) == _ALL_BITS
+    assert _pair_bits(SReg("sreg", "%clusterid.x")) == 0
+    assert _pair_bits(opaque(3)) == _ALL_BITS

@@ -21,7 +21,7 @@ from test_engine import IDESC_M128_N64, Kernel, build, swap
 from tmemlint.analysis.regions import TmemAddr, collect_accesses
 from tmemlint.analysis.threads import (WarpClass, distinct_warps, lanes_on_path, normalize, one_warp_executes,
                                       warps_executing)
-from tmemlint.analysis.values import TOP, const_candidates
+from tmemlint.analysis.values import TOP, Cmp, Param, const, const_candidates, opaque
 from tmemlint.ir import Instruction
 from tmemlint.threadexpr import eval_tid
 
@@ -594,8 +594,8 @@ def test_a_bfe_warp_index_guard_splits_the_warps():
 
 def test_a_warpid_role_path_is_claimed_for_one_warp_and_its_other_outcome_for_other_warps():
     k4 = WarpClass((0, 1, 2, 3), 128, True)
-    role = ("cmp", "eq", ("opq", ("sreg", "%warpid")), ("c", 0))
-    flag = ("cmp", "eq", ("param", "flag", 0), ("c", 0))
+    role = Cmp("cmp", "eq", opaque(("sreg", "%warpid")), const(0))
+    flag = Cmp("cmp", "eq", Param("param", "flag", 0), const(0))
     on_role, off_role, plain = frozenset({(role, True)}), frozenset({(role, False)}), frozenset({(flag, True)})
     assert warps_executing(k4, {plain}) == 4  # a CTA-uniform path: every warp of the class
     assert warps_executing(k4, {on_role}) == 1  # a %warpid role: one warp claimed (PTX ISA §10.4)

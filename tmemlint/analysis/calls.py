@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from tmemlint.analysis.cfg import CFG, build_cfg
-from tmemlint.analysis.threads import Expr, Facts, GuardOracle, WarpClass, thread_predicates
+from tmemlint.analysis.threads import Expr, FactKey, Facts, GuardOracle, WarpClass, thread_predicates
 from tmemlint.analysis.tmem import Slot, TmemSites, tmem_sites
 from tmemlint.analysis.values import (TOP, Cmp, Const, Op, PAnd, Param, PNot, POr, SymAddr, TmemAddr, Value,
-                                      ValueAnalysis, cmp_value, pnot_value, const, is_stable, opaque, opaque_deps)
+                                      ValueAnalysis, cmp_value, pnot_value, const, is_stable, is_value, opaque,
+                                      opaque_deps)
 from tmemlint.ir import Address, Function, Instruction, Module, Operand, ParenList, Reg, Sym
 
 #: the call graph of a module's functions with bodies: caller name → the names of the functions it calls directly
@@ -339,8 +340,9 @@ class BoundOracle(GuardOracle):
         self.name = name
         self._subst: dict[Value, Value] = {}
 
-    def value(self, inst: Instruction, reg: Reg) -> Value:
-        return self.substitute(super().value(inst, reg))
+    def value(self, inst: Instruction, reg: Reg) -> FactKey:
+        v = super().value(inst, reg)
+        return self.substitute(v) if is_value(v) else v  # a ``("phi", ...)`` key names the callee's own registers
 
     def substitute(self, v: Value) -> Value:
         """``v`` (a callee value) in the caller's terms (``_substitute``)."""

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import cast
 
-from tmemlint.analysis.values import (MAX_DEPTH, TOP, Cmp, Const, Op, Opaque, PAnd, PNot, POr, SReg, Value,
+from tmemlint.analysis.values import (MAX_DEPTH, TOP, Cmp, Const, Op, Opaque, PAnd, PNot, POr, SReg, Tid, Value,
                                       ValueAnalysis)
 from tmemlint.ir import Function, Reg
 from tmemlint.threadexpr import BIN, CMP
@@ -187,7 +187,7 @@ class PairRoles:
             return hit
         checks: list[tuple[Value, bool]] = []
         for key, val in facts:
-            if not isinstance(key, tuple) or not key or key[0] in ("tid", "regval"):
+            if not isinstance(key, tuple) or not key or type(key) is Tid or key[0] == "regval":
                 continue
             if mentions_identity(key):
                 checks.append((key, val))
@@ -224,7 +224,7 @@ class PairRoles:
         or the target cannot be evaluated for every CTA.  PTX ISA §9.7.9.22 (``mapa``), §10.12 (``%cluster_ctarank``)."""
         checks: list[tuple[Value, bool]] = []
         for key, val in facts:
-            if not isinstance(key, tuple) or not key or key[0] in ("tid", "regval"):
+            if not isinstance(key, tuple) or not key or type(key) is Tid or key[0] == "regval":
                 continue
             if mentions_identity(key):
                 checks.append((key, val))

@@ -31,7 +31,7 @@ from __future__ import annotations
 import importlib
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from tmemlint.analysis import digraph
 from tmemlint.analysis.cfg import CFG, ENTRY, Node
@@ -624,7 +624,7 @@ class Feasibility:
             self._count(seconds=dt)
 
 
-def _translated(key: object) -> bool:
+def _translated(key: object) -> TypeGuard[Value]:
     """Whether the path fact with key ``key`` enters a satisfiability check: a predicate value; a register
     constant of the path (``regval``), a memory fact (``mem``) or a join fact (``phi``) does not."""
     return isinstance(key, tuple) and bool(key) and key[0] not in ("regval", "mem", "phi")

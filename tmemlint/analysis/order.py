@@ -54,7 +54,8 @@ from tmemlint.analysis.sync import (ASYNC_TCGEN05, WARP_COLLECTIVE, AddressForm,
 from tmemlint.analysis.threads import (bounds_disagree, cross_warp_facts, is_lane_fact, lane_counts,
                                        other_warp_view, undecidable_pair, warps_executing)
 from tmemlint.analysis.threads import Facts
-from tmemlint.analysis.values import TOP, ValueAnalysis, defined_regs, fold_op, int_type, is_register_copy
+from tmemlint.analysis.values import (TOP, Cmp, Const, PAnd, POr, SymAddr, Tid, ValueAnalysis, defined_regs,
+                                      fold_op, int_type, is_register_copy)
 from tmemlint.ir import Address, Imm, Instruction, NotReg, Reg, Sym
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -1178,7 +1179,7 @@ class SyncModel:
             known = {k for k, _ in got}
             for k, v in sorted(f, key=repr):
                 text = repr(k)
-                if not (isinstance(k, tuple) and k and k[0] == "cmp") or "opq" in text or "regval" in text:
+                if type(k) is not Cmp or "opq" in text or "regval" in text:
                     continue
                 if k in known:
                     continue
@@ -2139,17 +2140,16 @@ def _fact_value(key: Any, known: dict[Any, bool]) -> bool | None:
     if got is not None:
         return got
     if isinstance(key, tuple) and key:
-        if key[0] in ("por", "pand") and len(key) == 3:
-            a, b = _fact_value(key[1], known), _fact_value(key[2], known)
-            if key[0] == "por":
+        if type(key) is POr or type(key) is PAnd:
+            a, b = _fact_value(key.p, known), _fact_value(key.q, known)
+            if type(key) is POr:
                 return True if True in (a, b) else False if a is False and b is False else None
             return False if False in (a, b) else True if a is True and b is True else None
-        if key[0] == "cmp" and len(key) == 4 and key[1] in _NEGATED:
-            other = known.get(("cmp", _NEGATED[key[1]]) + key[2:])
+        if type(key) is Cmp and key.cmp in _NEGATED:
+            other = known.get(Cmp("cmp", _NEGATED[key.cmp], key.a, key.b))
             return None if other is None else not other
-        if key[0] == "tid" and len(key) == 2 and isinstance(key[1], tuple) and len(key[1]) == 4 \
-                and key[1][0] == "cmp" and key[1][1] in _NEGATED:
-            other = known.get(("tid", ("cmp", _NEGATED[key[1][1]]) + key[1][2:]))
+        if type(key) is Tid and len(key.expr) == 4 and key.expr[0] == "cmp" and key.expr[1] in _NEGATED:
+            other = known.get(Tid("tid", ("cmp", _NEGATED[key.expr[1]]) + key.expr[2:]))
             return None if other is None else not other
     return None
 
@@ -2312,10 +2312,10 @@ class _ConcreteRun:
             if self.block_of[d] in self.body:
                 continue
             dv = self.values.def_value.get((d, o.name))
-            if dv is not TOP and dv is not None and dv[0] == "c" and isinstance(dv[1], int):
-                got.add(dv[1] & _MASK64)
-            elif dv is not TOP and dv is not None and dv[0] == "sym" and isinstance(dv[2], int):
-                got.add(_SymAddr(dv[1], dv[2]))
+            if type(dv) is Const and isinstance(dv.value, int):
+                got.add(dv.value & _MASK64)
+            elif type(dv) is SymAddr and isinstance(dv.offset, int):
+                got.add(_SymAddr(dv.name, dv.offset))
             else:
                 got.add(None)
         return got.pop() if len(got) == 1 else None

@@ -25,20 +25,22 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeGuard, cast, overload
 
 from tmemlint.analysis.cluster import evaluate
-from tmemlint.analysis.values import TOP, Cmp, Tid, Value, ValueAnalysis, NEGATE, cmp_value, opaque_deps
+from tmemlint.analysis.values import (TOP, Cmp, Const, Op, Opaque, PAnd, PNot, POr, Tid, Value, ValueAnalysis, NEGATE,
+                                      cmp_value, opaque_deps, with_items)
 from tmemlint.ir import Function, Instruction, Reg
 from tmemlint.threadexpr import CMP as _CMP, eval_tid
 
 Expr = tuple[Any, ...]
 """A thread expression, a function of ``%tid.x`` (``tmemlint.threadexpr.eval_tid``: ``("x",)``, ``("elect",)``,
 ``("cmp", op, e, k)``, ...)."""
-FactKey = Value
-"""What a branch fact is about: the canonical positive form of a predicate value (``normalize``), or a key this
-module adds: ``("phi", register, reaching definitions)``, ``("mem", address, type)`` (``cross_warp_facts``),
-``("regval", register, value)`` (recorded by the path simulation); still a tagged tuple."""
+FactKey = tuple[Any, ...]
+"""What a branch fact is about: the canonical positive form of a predicate value (``normalize``: a ``Value``, read
+with ``match``), or a key of another domain, a plain tagged tuple: ``("phi", register, reaching definitions)``,
+``("mem", address, type)`` (``cross_warp_facts``), ``("regval", register, value)`` (recorded by the path
+simulation).  ``paths.FactKey`` is the same type."""
 Fact = tuple[FactKey, bool]
 """``(key, outcome)``: the predicate ``key`` has value ``outcome`` on the path."""
 Facts = frozenset[Fact]
@@ -50,17 +52,21 @@ MAX_THREADS = 1024
 _POSITIVE = {"eq", "lt", "le", "lo", "ls"}
 
 
-def normalize(v: Value) -> tuple[Value, bool]:
+@overload
+def normalize(v: Value) -> tuple[Value, bool]: ...
+@overload
+def normalize(v: FactKey) -> tuple[FactKey, bool]: ...
+def normalize(v: FactKey) -> tuple[FactKey, bool]:
     """``(key, polarity)``: the canonical positive form of predicate value ``v`` and whether ``v`` is it or its
-    negation (``ne`` ↔ ``eq``, ``ge`` ↔ ``lt`` ...)."""
+    negation (``ne`` ↔ ``eq``, ``ge`` ↔ ``lt`` ...).  Any other key (``("phi", ...)``) is its own form."""
     pol = True
-    while isinstance(v, tuple) and v and v[0] == "pnot":
-        v = v[1]
+    while type(v) is PNot:
+        v = v.p
         pol = not pol
-    if isinstance(v, tuple) and v and v[0] == "cmp" and v[1] not in _POSITIVE:
-        return Cmp("cmp", NEGATE[v[1]], v[2], v[3]), not pol
-    if isinstance(v, tuple) and v and v[0] == "tid" and v[1][0] == "cmp" and v[1][1] not in _POSITIVE:
-        e = v[1]
+    if type(v) is Cmp and v.cmp not in _POSITIVE:
+        return Cmp("cmp", NEGATE[v.cmp], v.a, v.b), not pol
+    if type(v) is Tid and v.expr[0] == "cmp" and v.expr[1] not in _POSITIVE:
+        e = v.expr  # a thread expression ``("cmp", op, e, k)`` (``threadexpr``'s domain)
         return Tid("tid", ("cmp", NEGATE[e[1]], e[2], e[3])), not pol
     return v, pol
 
@@ -134,13 +140,16 @@ def thread_predicates(fn: Function, va: ValueAnalysis) -> set[Expr]:
     def collect(v: Value, depth: int = 0) -> None:
         if v is TOP or depth > 8:
             return
-        if v[0] == "tid":
-            preds.add(normalize(v)[0][1])
-        elif v[0] in ("pand", "por"):
-            collect(v[1], depth + 1)
-            collect(v[2], depth + 1)
-        elif v[0] == "pnot":
-            collect(v[1], depth + 1)
+        match v:
+            case Tid():
+                key = normalize(v)[0]
+                assert type(key) is Tid
+                preds.add(key.expr)
+            case PAnd(p=p, q=q) | POr(p=p, q=q):
+                collect(p, depth + 1)
+                collect(q, depth + 1)
+            case PNot(p=p):
+                collect(p, depth + 1)
 
     for inst in fn.instructions:
         if inst.guard is not None:
@@ -194,7 +203,7 @@ class GuardOracle:
         #: shared by every oracle of this value analysis
         self.deps: dict[object, frozenset[int]] = va.guard_deps
         #: ``truth`` results by (predicate value, facts): the simulation asks the same question on every visit
-        self._truths: dict[tuple[Value, Facts], bool | None] = {}
+        self._truths: dict[tuple[FactKey, Facts], bool | None] = {}
         #: ``paths.PropertySimulation``'s ``_kill`` results and branch outcomes, shared by every simulation with
         #: this oracle (declared here: a compiled class has no ``__dict__`` to add them to)
         self.kill_memo: dict[Any, Any] = {}
@@ -210,23 +219,23 @@ class GuardOracle:
                 i.op == "tcgen05" and "cta_group::2" in i.parts for i in self.va.insts)
         return p
 
-    def value(self, inst: Instruction, reg: Reg) -> Value:
+    def value(self, inst: Instruction, reg: Reg) -> FactKey:
         """The predicate value of ``reg`` at ``inst`` (a ``("phi", …)`` key when definitions disagree)."""
         v: Value = self.va.reg_value(inst, reg)
         if v is TOP:
             reach: tuple[int, ...] = self.va.reach.get((inst.index, reg.name), ())
-            key = ("phi", reg.name, reach)
+            key: FactKey = ("phi", reg.name, reach)
             self.deps.setdefault(key, frozenset(reach))
             return key
         return v
 
-    def _key(self, v: Value) -> tuple[FactKey, bool]:
+    def _key(self, v: FactKey) -> tuple[FactKey, bool]:
         key, pol = normalize(v)
         if key not in self.deps:
             self.deps[key] = frozenset(_dep_index(d) for d in opaque_deps(key))
         return key, pol
 
-    def truth(self, v: Value, facts: Facts) -> bool | None:
+    def truth(self, v: FactKey, facts: Facts) -> bool | None:
         """True/False when the class or the facts decide predicate ``v``, else None."""
         memo = self._truths
         k = (v, facts)
@@ -237,110 +246,117 @@ class GuardOracle:
             t = memo[k] = self._truth(v, facts)
         return t
 
-    def _truth(self, v: Value, facts: Facts) -> bool | None:
-        tag = v[0]
-        if tag == "c":
-            return bool(v[1] != 0)
-        if tag == "pnot":
-            t = self.truth(v[1], facts)
-            return None if t is None else not t
-        if tag in ("por", "pand"):
-            t = kleene(tag, self.truth(v[1], facts), self.truth(v[2], facts))
-            if t is not None:
-                return t
+    def _truth(self, v: FactKey, facts: Facts) -> bool | None:
+        match v:
+            case Const(value=k):
+                return bool(k != 0)
+            case PNot(p=p):
+                t = self.truth(p, facts)
+                return None if t is None else not t
+            case POr(p=p, q=q) | PAnd(p=p, q=q):
+                t = kleene(v.tag, self.truth(p, facts), self.truth(q, facts))
+                if t is not None:
+                    return t
         key, pol = self._key(v)
-        if key[0] == "tid" and key[1] != ("elect",):
-            d = self.klass.decide(key[1])
+        if type(key) is Tid and key.expr != ("elect",):
+            d = self.klass.decide(key.expr)
             if d is not None:
                 return d == pol
         if (key, True) in facts:
             return pol
         if (key, False) in facts:
             return not pol
-        if key[0] == "cmp" and facts:
+        if type(key) is Cmp and facts:
             t = interval_truth(key, facts)
             if t is None:
                 t = residue_truth(key, facts)
             if t is not None:
                 return t == pol
-        if key[0] == "cmp":
+        if type(key) is Cmp:
             t = cluster_truth(key, self._paired())
             if t is not None:
                 return t == pol
         if facts and self.deps.get(key):
             r = self.resolve(key, facts)
-            if r is not None and r[0] == "c":
-                return bool(r[1] != 0) == pol
-            if r is not None and r[0] == "tid":
-                d = self.klass.decide(r[1])
+            if type(r) is Const:
+                return bool(r.value != 0) == pol
+            if type(r) is Tid:
+                d = self.klass.decide(r.expr)
                 if d is not None:
                     return d == pol
         return None
 
-    def resolve(self, v: Value, facts: Facts, depth: int = 0) -> Value | None:
+    def resolve(self, v: FactKey, facts: Facts, depth: int = 0) -> Value | None:
         """``v`` with its opaque definitions recomputed from the path's register constants (facts
         ``(("regval", register, value), True)`` recorded by the simulation when a constant or a thread expression
         is written to a register that has several definitions, e.g. a loop-carried flag or a warp role chosen in a
         chain of branches); a constant or a thread expression, or None."""
         if depth > 6 or v is TOP:
             return None
-        tag = v[0]
-        if tag in ("c", "tid"):
-            return v
-        if tag == "phi":  # a register several definitions reach (a loop-carried flag branched on directly)
-            return next((f[0][2] for f in facts if f[1] and f[0][0] == "regval" and f[0][1] == v[1]), None)
-        if tag == "cmp":
-            a = self.resolve(v[2], facts, depth + 1)
-            b = self.resolve(v[3], facts, depth + 1)
-            if a is None or b is None:
-                return None
-            c: Value | None = cmp_value(v[1], a, b)
-            return c
-        if tag == "opq" and isinstance(v[1], int):
-            inst = self.va.insts[v[1]]
-            regs = self.va._defs_by_inst[inst.index]
-            if len(regs) != 1 or len(inst.operands) < 2:
-                return None
-            args = []
-            for o in inst.operands[1:]:
-                if type(o) is Reg:
-                    known: Value = self.va.reg_value(inst, o)
-                    val: Value | None = known
-                    if known is TOP:
-                        val = next((f[0][2] for f in facts
-                                    if f[1] and f[0][0] == "regval" and f[0][1] == o.name), None)
-                    elif known[0] != "c":
-                        val = self.resolve(known, facts, depth + 1)
-                    if val is None:
-                        return None
-                    args.append(val)
-                else:
-                    args.append(self.va.value(inst, o))
-            try:
-                r = self.va._compute(inst, inst.op, args)
-            except (IndexError, TypeError, ValueError, ZeroDivisionError, OverflowError):
-                return None
-            return r if r is not None and r is not TOP and r[0] in ("c", "tid") else None
+        match v:
+            case Const() | Tid():
+                return v
+            case Cmp(cmp=cmp, a=a0, b=b0):
+                a = self.resolve(a0, facts, depth + 1)
+                b = self.resolve(b0, facts, depth + 1)
+                if a is None or b is None:
+                    return None
+                c: Value | None = cmp_value(cmp, a, b)
+                return c
+            case Opaque(d=int() as d):
+                return self._recompute(d, facts, depth)
+        if v[0] == "phi":  # a register several definitions reach (a loop-carried flag branched on directly)
+            regval: Value | None = next((f[0][2] for f in facts
+                                         if f[1] and f[0][0] == "regval" and f[0][1] == v[1]), None)
+            return regval
         return None
 
-    def assume(self, v: Value, want: bool, facts: Facts) -> Facts | None:
+    def _recompute(self, d: int, facts: Facts, depth: int) -> Value | None:
+        """``resolve`` of the opaque value of single-register definition ``d`` (an instruction index): its
+        operation recomputed from its operands' resolved values; a constant or a thread expression, or None."""
+        inst = self.va.insts[d]
+        regs = self.va._defs_by_inst[inst.index]
+        if len(regs) != 1 or len(inst.operands) < 2:
+            return None
+        args = []
+        for o in inst.operands[1:]:
+            if type(o) is Reg:
+                known: Value = self.va.reg_value(inst, o)
+                val: Value | None = known
+                if known is TOP:
+                    val = next((f[0][2] for f in facts
+                                if f[1] and f[0][0] == "regval" and f[0][1] == o.name), None)
+                elif type(known) is not Const:
+                    val = self.resolve(known, facts, depth + 1)
+                if val is None:
+                    return None
+                args.append(val)
+            else:
+                args.append(self.va.value(inst, o))
+        try:
+            r = self.va._compute(inst, inst.op, args)
+        except (IndexError, TypeError, ValueError, ZeroDivisionError, OverflowError):
+            return None
+        return r if type(r) is Const or type(r) is Tid else None
+
+    def assume(self, v: FactKey, want: bool, facts: Facts) -> Facts | None:
         """``facts`` plus what ``v == want`` implies, or None when that contradicts them."""
         t = self.truth(v, facts)
         if t is not None:
             return facts if t == want else None
-        tag = v[0]
-        if tag == "pnot":
-            return self.assume(v[1], not want, facts)
-        if (tag == "por" and not want) or (tag == "pand" and want):
-            f = self.assume(v[1], want, facts)
-            return None if f is None else self.assume(v[2], want, f)
-        if tag in ("por", "pand"):
-            # a true `or` (false `and`) whose one side is known to be false (true): the other side decides
-            a, b = self.truth(v[1], facts), self.truth(v[2], facts)
-            if a is (not want):
-                return self.assume(v[2], want, facts)
-            if b is (not want):
-                return self.assume(v[1], want, facts)
+        match v:
+            case PNot(p=p):
+                return self.assume(p, not want, facts)
+            case POr(p=p, q=q) | PAnd(p=p, q=q):
+                if (type(v) is POr and not want) or (type(v) is PAnd and want):
+                    f = self.assume(p, want, facts)
+                    return None if f is None else self.assume(q, want, f)
+                # a true `or` (false `and`) whose one side is known to be false (true): the other side decides
+                a, b = self.truth(p, facts), self.truth(q, facts)
+                if a is (not want):
+                    return self.assume(q, want, facts)
+                if b is (not want):
+                    return self.assume(p, want, facts)
         key, pol = self._key(v)
         return facts | {(key, want == pol)}
 
@@ -386,8 +402,8 @@ def _cross_warp(va: ValueAnalysis, facts: Facts) -> Facts:
 def _canon(va: ValueAnalysis, v: Any, depth: int) -> Any:
     if not isinstance(v, tuple) or not v or depth > 8:
         return v
-    if v[0] == "opq" and isinstance(v[1], int):
-        inst = va.insts[v[1]]
+    if type(v) is Opaque and isinstance(v.d, int):
+        inst = va.insts[v.d]
         if inst.op in ("ld", "ldu") and len(inst.operands) >= 2 and any(sp in inst.parts for sp in _SHARED_READ_SPACES) \
                 and not any(q in inst.parts for q in ("volatile", "relaxed", "acquire", "mmio")):
             a = inst.operands[1]
@@ -395,10 +411,12 @@ def _canon(va: ValueAnalysis, v: Any, depth: int) -> Any:
             addr = va.value(inst, a)
             if addr is not TOP and (base is None or not hasattr(base, "name") or va.is_uniform(inst, base)):
                 return ("mem", _canon(va, addr, depth + 1), inst.parts[-1])
-            return ("mem", ("load", v[1]), inst.parts[-1])  # launch data at an address known to this load only
+            return ("mem", ("load", v.d), inst.parts[-1])  # launch data at an address known to this load only
         return v
     new = tuple(_canon(va, x, depth + 1) if isinstance(x, tuple) else x for x in v)
-    return v if new == v else new
+    if new == v:
+        return v
+    return new if type(v) is tuple else with_items(cast(Value, v), new)  # a value stays of its class (read with ``match``)
 
 
 def _data_dependent(key: object, tags: tuple[str, ...] = ("regval", "mem")) -> bool:
@@ -407,7 +425,10 @@ def _data_dependent(key: object, tags: tuple[str, ...] = ("regval", "mem")) -> b
     warp's path cannot be tied to such a fact by construction.  With ``tags=_OPAQUE``, any value the analysis could
     not name (also an opaque definition or a merge of several)."""
     if isinstance(key, tuple):
-        if key and key[0] in tags:
+        if type(key) is not tuple:  # a value: only an opaque one is among the tags (``_OPAQUE``)
+            if type(key) is Opaque and "opq" in tags:
+                return True
+        elif key and key[0] in tags:  # a key of another domain: ("regval", ...), ("mem", ...), ("phi", ...)
             return True
         return any(_data_dependent(x, tags) for x in key if isinstance(x, tuple))
     return False
@@ -431,7 +452,7 @@ _CLUSTER_SREGS = ("%cluster_nctaid.x", "%cluster_nctaid.y", "%cluster_nctaid.z",
 _POW2 = (1, 2, 4, 8, 16)
 
 
-def cluster_truth(key: FactKey, paired: bool) -> bool | None:
+def cluster_truth(key: Cmp, paired: bool) -> bool | None:
     """A comparison of the cluster's extents (``%cluster_nctaid.*``, ``%cluster_nctarank``) decided over every
     cluster shape the launch may have: x and y powers of two up to 16 CTAs (PTX ISA §10.14-15; 8 portable, 16
     with the non-portable opt-in), at least 2 CTAs when the kernel issues ``.cta_group::2`` (a CTA pair lives in
@@ -444,10 +465,10 @@ def cluster_truth(key: FactKey, paired: bool) -> bool | None:
             if n > 16 or (paired and n < 2):
                 continue
             env = {"%cluster_nctaid.x": x, "%cluster_nctaid.y": y, "%cluster_nctaid.z": 1, "%cluster_nctarank": n}
-            a, b = evaluate(key[2], env), evaluate(key[3], env)
+            a, b = evaluate(key.a, env), evaluate(key.b, env)
             if a is None or b is None:
                 return None
-            results.add(_CMP[key[1]](a, b))
+            results.add(_CMP[key.cmp](a, b))
             if len(results) > 1:
                 return None
     return results.pop() if results else None
@@ -459,18 +480,18 @@ _SIGNED = {"lt", "le", "eq"}
 def _linear(v: Value) -> tuple[Value, int]:
     """``(base, c)`` with ``v == base + c`` for ``("op", "add"|"sub", base, ("c", c))`` chains."""
     c = 0
-    while isinstance(v, tuple) and v[0] == "op" and v[1] in ("add", "sub") and len(v) == 5 and v[3][0] == "c":
-        c += v[3][1] if v[1] == "add" else -v[3][1]
-        v = v[2]
+    while type(v) is Op and v.name in ("add", "sub") and len(v) == 5 and type(k := v.args[1]) is Const:
+        c += k.value if v.name == "add" else -k.value
+        v = v.args[0]
     return v, c
 
 
 def _bound(key: FactKey) -> Bound | None:
     """``(base, op, k)`` for a comparison key ``base + c op k0`` (op in lt/le/eq), with k = k0 - c."""
-    if key[0] != "cmp" or key[1] not in _SIGNED or not isinstance(key[3], tuple) or key[3][0] != "c":
+    if type(key) is not Cmp or key.cmp not in _SIGNED or type(key.b) is not Const:
         return None
-    base, c = _linear(key[2])
-    return base, key[1], key[3][1] - c
+    base, c = _linear(key.a)
+    return base, key.cmp, key.b.value - c
 
 
 def interval_truth(key: FactKey, facts: Facts) -> bool | None:
@@ -487,7 +508,7 @@ def bounds_disagree(fa: Facts, fb: Facts) -> bool:
     """Whether a comparison of ``fb`` is decided the other way by the signed bounds ``fa`` puts on the same linear
     base (``interval_truth``): a consumer's zero-trip test ``n < 1`` against a loop entered on ``n - 1 >= 1``."""
     for key, val in fb:
-        if key[0] == "cmp" and interval_truth(key, fa) == (not val):
+        if type(key) is Cmp and interval_truth(key, fa) == (not val):
             return True
     return False
 
@@ -498,7 +519,7 @@ def _interval(base: Value, facts: Facts) -> tuple[int, int] | None:
     lo, hi = -(1 << 64), 1 << 64
     found = False
     for fkey, val in facts:
-        if fkey[0] != "cmp" or fkey[1] not in _SIGNED:  # _bound's first test, without a call per fact
+        if type(fkey) is not Cmp or fkey.cmp not in _SIGNED:  # _bound's first test, without a call per fact
             continue
         b = _bound(fkey)
         if b is None or b[0] != base:
@@ -538,13 +559,10 @@ def _decide(op: str, lo: int, hi: int, k: int) -> bool | None:
 def _residue(v: Value) -> tuple[Value, int] | None:
     """``(base, m)`` for a residue value ``base & m`` with ``m = 2^j - 1`` (``("op", "and", base, ("c", m), _)``),
     else None."""
-    if not (isinstance(v, tuple) and len(v) == 5 and v[0] == "op" and v[1] == "and" and isinstance(v[3], tuple)
-            and v[3][0] == "c"):
-        return None
-    m: object = v[3][1]
-    if not isinstance(m, int) or m <= 0 or m & (m + 1):
-        return None
-    return v[2], m
+    match v:
+        case Op(name="and", args=(base, Const(value=m))) if m > 0 and not m & (m + 1):
+            return base, m
+    return None
 
 
 #: Candidate values of a counter enumerated by ``residue_truth`` at most.
@@ -561,19 +579,19 @@ def residue_truth(key: FactKey, facts: Facts) -> bool | None:
     that the facts allow.  A loop that runs 1 to 7 times (``k_tiles >= 1``, ``k_tiles < 8``: the 8-way unrolled
     body was skipped) has a non-zero remainder, so the path on which ``(k_tiles & 7) == 0`` holds is infeasible;
     after ``(k & 3) == 1`` the parity ``(k & 1) == 1`` is decided."""
-    if key[0] != "cmp" or key[1] not in _SIGNED or not isinstance(key[3], tuple) or key[3][0] != "c":
+    if type(key) is not Cmp or key.cmp not in _SIGNED or type(key.b) is not Const:
         return None
-    r = _residue(key[2])
+    r = _residue(key.a)
     if r is None:
         return None
     base, m = r
     tests: list[tuple[int, str, int, bool]] = []  # (mask, op, k, outcome) of the facts on residues of base
     for fkey, val in facts:
-        if fkey[0] != "cmp" or fkey[1] not in _SIGNED or not isinstance(fkey[3], tuple) or fkey[3][0] != "c":
+        if type(fkey) is not Cmp or fkey.cmp not in _SIGNED or type(fb := fkey.b) is not Const:
             continue
-        fr = _residue(fkey[2])
+        fr = _residue(fkey.a)
         if fr is not None and fr[0] == base:
-            tests.append((fr[1], fkey[1], fkey[3][1], val))
+            tests.append((fr[1], fkey.cmp, fb.value, val))
     top = max([m] + [t[0] for t in tests])
     iv = _interval(base, facts)
     if iv is not None and 0 <= iv[0] and iv[1] - iv[0] < _MAX_RESIDUE_CANDIDATES:
@@ -584,7 +602,7 @@ def residue_truth(key: FactKey, facts: Facts) -> bool | None:
             candidates = range(iv[0] & top, (iv[1] & top) + 1)
     else:
         return None
-    op, k = key[1], key[3][1]
+    op, k = key.cmp, key.b.value
     seen: set[bool] = set()
     for x in candidates:
         if all(_compare(fop, x & fm, fk) == val for fm, fop, fk, val in tests):
@@ -612,8 +630,8 @@ def warp_varying(key: object, depth: int = 0) -> bool:
     ``values._special`` gives it), so that warps of one class may take different outcomes of it."""
     if not isinstance(key, tuple) or not key or depth > 12:
         return False
-    if key[0] == "opq" and isinstance(key[1], tuple) and len(key[1]) == 2 and key[1][0] == "sreg":
-        return key[1][1] in WARP_VARYING_SREGS
+    if type(key) is Opaque and isinstance(d := key.d, tuple) and len(d) == 2 and d[0] == "sreg":
+        return d[1] in WARP_VARYING_SREGS
     return any(warp_varying(x, depth + 1) for x in key[1:] if isinstance(x, tuple))
 
 
@@ -687,9 +705,9 @@ def _dep_index(d: object) -> int:
     return -1
 
 
-def is_lane_fact(key: object) -> bool:
+def is_lane_fact(key: object) -> TypeGuard[Tid]:
     """Whether a fact key is a thread predicate (its value may differ between threads of one warp class)."""
-    return isinstance(key, tuple) and bool(key) and key[0] == "tid"
+    return type(key) is Tid
 
 
 __all__ = ["Bound", "Expr", "Fact", "FactKey", "Facts", "GuardOracle", "ThreadModel", "UNKNOWN_LANES", "Value",
@@ -722,7 +740,7 @@ def lane_counts(klass: WarpClass, facts: Facts, nonuniform: frozenset[int]) -> t
     lane: list[tuple[Expr, bool]] = []
     for key, val in facts:
         if is_lane_fact(key):
-            lane.append((key[1], val))
+            lane.append((key.expr, val))
             continue
         if not isinstance(key, tuple) or not key or key[0] == "regval":
             continue  # a register's value on the path: no condition on the thread by itself
@@ -743,7 +761,7 @@ def lane_counts(klass: WarpClass, facts: Facts, nonuniform: frozenset[int]) -> t
 def _mentions_tid(v: object, depth: int = 0) -> bool:
     if not isinstance(v, tuple) or not v or depth > 12:
         return False
-    if v[0] == "tid":
+    if type(v) is Tid:
         return True
     return any(_mentions_tid(x, depth + 1) for x in v[1:] if isinstance(x, tuple))
 
@@ -755,10 +773,10 @@ def depends_on(key: object, defs: frozenset[int]) -> bool:
         return False
     if key[0] == "phi":
         return any(d in defs for d in key[2])
-    if key[0] == "opq":
-        if isinstance(key[1], tuple) and key[1] and key[1][0] == "sreg":
-            return str(key[1][1]).startswith("%tid")  # %tid.y/z; %warpid, %smid, %clock are one value per warp
-        return _dep_index(key[1]) in defs
+    if type(key) is Opaque:
+        if isinstance(d := key.d, tuple) and d and d[0] == "sreg":
+            return str(d[1]).startswith("%tid")  # %tid.y/z; %warpid, %smid, %clock are one value per warp
+        return _dep_index(d) in defs
     if key[0] == "mem":
         # launch data (``cross_warp_facts``): at a CTA-uniform address, or at one known to that load only
         inner = key[1]

@@ -19,7 +19,7 @@ from tmemlint.analysis.sync import CLUSTER, LOCAL, NEVER_REMOTE, barrier_key, ma
 from tmemlint.analysis.paths import BudgetExceeded, PropertySimulation
 from tmemlint.analysis.threads import (UNKNOWN_LANES, bounds_disagree, cross_warp_facts, depends_on, is_lane_fact,
                                       lane_counts, lanes_on_path, min_warps_on_path, undecidable_pair)
-from tmemlint.analysis.values import TOP
+from tmemlint.analysis.values import TOP, Cmp, Const, ConstSet, Op, Param, PAnd, PNot, POr, SReg
 from tmemlint.checks.registry import rule
 from tmemlint.ir import Instruction
 
@@ -437,9 +437,9 @@ def _targets_one_pair(ctx: FunctionContext, sender: Instruction) -> bool:
     if sender.op != "tcgen05" or "cta_group::2" not in sender.parts or len(sender.operands) < 2:
         return False
     v = ctx.values.value(sender, sender.operands[1])
-    if v is TOP or v[0] != "c" or not isinstance(v[1], int) or v[1] <= 0:
+    if type(v) is not Const or not isinstance(v.value, int) or v.value <= 0:
         return False
-    m: int = v[1] & 0xFFFF
+    m: int = v.value & 0xFFFF
     low = (m & -m).bit_length() - 1
     return m != 0 and m >> (low & ~1) <= 3
 
@@ -456,27 +456,29 @@ def _pair_bits(v: object) -> int:
     it, an opaque value, or the CTA's rank within its cluster; 0 when ``v`` does not depend on it."""
     if not isinstance(v, tuple) or not v or v == TOP:
         return _ALL_BITS
-    tag = v[0]
-    if tag in ("c", "cs", "param"):
-        return 0
-    if tag == "sreg":
-        name = v[1]
-        if not mentions_identity(v, sregs=CTA_IDENTITY_SREGS):
+    match v:
+        case Const() | ConstSet() | Param():
             return 0
-        return 1 if isinstance(name, str) and name.startswith("%ctaid.") else _ALL_BITS
-    if tag in ("cmp", "pnot", "pand", "por"):
-        parts = v[2:] if tag == "cmp" else v[1:]
-        return 0 if all(_pair_bits(x) == 0 for x in parts) else _ALL_BITS
-    if tag != "op":
+        case SReg(name=name):
+            if not mentions_identity(v, sregs=CTA_IDENTITY_SREGS):
+                return 0
+            return 1 if isinstance(name, str) and name.startswith("%ctaid.") else _ALL_BITS
+        case Cmp(a=a, b=b):
+            return 0 if _pair_bits(a) == 0 and _pair_bits(b) == 0 else _ALL_BITS
+        case PNot(p=p):
+            return 0 if _pair_bits(p) == 0 else _ALL_BITS
+        case PAnd(p=p, q=q) | POr(p=p, q=q):
+            return 0 if _pair_bits(p) == 0 and _pair_bits(q) == 0 else _ALL_BITS
+    if type(v) is not Op:
         return _ALL_BITS
-    name, args = v[1], v[2:-1]
+    name, args = v.name, v.args
     masks = [_pair_bits(a) for a in args]
     m = 0
     for x in masks:
         m |= x
     if m == 0:
         return 0
-    k = args[1][1] if len(args) == 2 and args[1][0] == "c" and isinstance(args[1][1], int) else None
+    k = a1.value if len(args) == 2 and type(a1 := args[1]) is Const and isinstance(a1.value, int) else None
     if name == "shl" and k is not None and masks[1] == 0 and 0 <= k < 64:
         return (masks[0] << k) & _ALL_BITS
     if name == "shr" and k is not None and masks[1] == 0 and 0 <= k < 64 and masks[0] < 1 << 31:

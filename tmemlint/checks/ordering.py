@@ -75,24 +75,24 @@ def ld_used_before_wait(ctx):
 
 def _columns(ctx, inst, k, width):
     """``(slot, lo, hi)`` columns of TMEM operand ``k`` of ``inst``, or None when not constant."""
-    from tmemlint.analysis.values import TOP
+    from tmemlint.analysis.values import TmemAddr
 
     if k >= len(inst.operands) or width is None:
         return None
     v = ctx.values.value(inst, inst.operands[k])
-    if v is TOP or v[0] != "tmem" or v[2] is None:
+    if type(v) is not TmemAddr or v.col is None:
         return None
-    return (v[1], v[2], v[2] + width)
+    return (v.slot, v.col, v.col + width)
 
 
 def _slot(ctx, inst, k):
     """The allocation slot of TMEM operand ``k`` of ``inst`` (offset known or not), or None."""
-    from tmemlint.analysis.values import TOP
+    from tmemlint.analysis.values import TmemAddr
 
     if k >= len(inst.operands):
         return None
     v = ctx.values.value(inst, inst.operands[k])
-    return v[1] if v is not TOP and v[0] == "tmem" else None
+    return v.slot if type(v) is TmemAddr else None
 
 
 def _mma_regions(ctx, inst, accumulator_only: bool = False):
@@ -100,7 +100,7 @@ def _mma_regions(ctx, inst, accumulator_only: bool = False):
     bracketed operands: A 8 columns, scale factors 4); only D's with ``accumulator_only``."""
     from tmemlint.analysis.idesc import A_TMEM_COLUMNS, SCALE_COLUMNS, decode_idesc, mma_kind
     from tmemlint.analysis.sync import tmem_operand_indices
-    from tmemlint.analysis.values import TOP
+    from tmemlint.analysis.values import Const
 
     va = ctx.values
     out = []
@@ -109,8 +109,8 @@ def _mma_regions(ctx, inst, accumulator_only: bool = False):
     n = None
     if idesc_k < len(inst.operands):
         iv = va.value(inst, inst.operands[idesc_k])
-        if iv is not TOP and iv[0] == "c":
-            n = decode_idesc(iv[1], mma_kind(inst)).n or None
+        if type(iv) is Const:
+            n = decode_idesc(iv.value, mma_kind(inst)).n or None
     for k in ks:
         if accumulator_only and k != 0:
             continue
