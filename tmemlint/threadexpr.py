@@ -69,12 +69,26 @@ def wrap(v: int, ty: str | None) -> int:
     return v - (1 << w) if ty[0] == "s" and v >> (w - 1) else v
 
 
+def trunc_div(a: int, b: int) -> int:
+    """``a / b`` rounded toward zero, exactly (C++ [expr.mul]/4, PTX ISA 9.0 §9.7.1.8 ``div`` on integers).
+    Integer arithmetic throughout: ``int(a / b)`` goes through a double and is wrong above 2**53.
+    Raises ZeroDivisionError when ``b`` is 0."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def trunc_rem(a: int, b: int) -> int:
+    """The remainder of ``trunc_div``: ``a - b * trunc_div(a, b)``, the sign of ``a`` (C++ [expr.mul]/4, PTX ISA
+    9.0 §9.7.1.9 ``rem``).  Raises ZeroDivisionError when ``b`` is 0."""
+    return a - b * trunc_div(a, b)
+
+
 def _div(a, b):
-    return int(a / b) if b else 0
+    return trunc_div(a, b) if b else 0
 
 
 def _rem(a, b):
-    return a - b * int(a / b) if b else 0
+    return trunc_rem(a, b) if b else 0
 
 
 BIN = {

@@ -47,7 +47,7 @@ from mypy_extensions import mypyc_attr
 
 from tmemlint.analysis.cfg import ENTRY, Node, block_control_dependences
 from tmemlint.ir import Address, Imm, Instruction, NotReg, Operand, ParenList, Reg, RegPair, Sym, Vec
-from tmemlint.threadexpr import BIN, CMP as _CMP, eval_tid, wrap as _wrap
+from tmemlint.threadexpr import BIN, CMP as _CMP, eval_tid, trunc_div, trunc_rem, wrap as _wrap
 
 _BIN = cast("dict[str, Callable[[int, int], int]]", BIN)  # threadexpr's integer operators, typed
 
@@ -508,8 +508,7 @@ def _fold_int(op: str, parts: tuple[str, ...], ty: str, x: list[int]) -> int | N
     if op in ("div", "rem"):
         if b == 0:
             return None
-        q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
-        return q if op == "div" else a - q * b
+        return trunc_div(a, b) if op == "div" else trunc_rem(a, b)
     if op in ("shl", "shr"):
         n = min(b & 0xFFFFFFFF, w)  # the shift amount is a .u32 operand whatever the type (§9.7.8.7)
         return a << n if op == "shl" else a >> n

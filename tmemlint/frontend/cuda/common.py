@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from tmemlint.frontend.cuda.cxx_types import UNKNOWN, CType
 from tmemlint.frontend.cuda.program import FunctionDef, Program
 from tmemlint.ir import Imm, SourcePos, Span
+from tmemlint.threadexpr import trunc_div, trunc_rem
 
 
 #: Call depth of inlining.
@@ -198,7 +199,7 @@ CMP_SYMBOL = {v: k for k, v in CMP_OPS.items()}
 SWAPPED = {"eq": "eq", "ne": "ne", "lt": "gt", "gt": "lt", "le": "ge", "ge": "le"}
 NEGATED = {"eq": "ne", "ne": "eq", "lt": "ge", "ge": "lt", "le": "gt", "gt": "le"}
 PY_BIN = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-           "div": lambda a, b: int(a / b), "rem": lambda a, b: a - b * int(a / b), "and": lambda a, b: a & b,
+           "div": trunc_div, "rem": trunc_rem, "and": lambda a, b: a & b,
            "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b, "shl": lambda a, b: a << b,
            "shr": lambda a, b: a >> b}
 

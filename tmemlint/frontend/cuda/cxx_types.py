@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from tmemlint.frontend.transformer import parse_int
+from tmemlint.threadexpr import trunc_div, trunc_rem
 
 Node = object  # a tree_sitter.Node
 
@@ -295,13 +296,13 @@ def fold_binary(op: str, a: int | float, ta: CType, b: int | float, tb: CType) -
     elif op == "*":
         r = a * b
     elif op == "/":
-        r = int(a / b) if t.signed else a // b
+        r = trunc_div(a, b) if t.signed else a // b
         if b == 0:
             raise ZeroDivisionError
     elif op == "%":
         if b == 0:
             raise ZeroDivisionError
-        r = a - b * int(a / b) if t.signed else a % b
+        r = trunc_rem(a, b) if t.signed else a % b
     elif op == "&":
         r = a & b
     elif op == "|":

@@ -8,6 +8,8 @@ import functools
 import re
 from dataclasses import dataclass
 
+from tmemlint.threadexpr import trunc_div, trunc_rem
+
 
 TOKEN = re.compile(
     r"""
@@ -314,6 +316,6 @@ def apply(op: str, a, b):
         "|": lambda: a | b, "^": lambda: a ^ b, "&": lambda: a & b, "==": lambda: int(a == b),
         "!=": lambda: int(a != b), "<": lambda: int(a < b), "<=": lambda: int(a <= b), ">": lambda: int(a > b),
         ">=": lambda: int(a >= b), "<<": lambda: a << b, ">>": lambda: a >> b, "+": lambda: a + b,
-        "-": lambda: a - b, "*": lambda: a * b, "/": lambda: int(a / b), "%": lambda: a - b * int(a / b),
+        "-": lambda: a - b, "*": lambda: a * b, "/": lambda: trunc_div(a, b), "%": lambda: trunc_rem(a, b),
     }[op]
     return f()

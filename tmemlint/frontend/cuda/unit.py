@@ -26,6 +26,7 @@ from tmemlint.frontend.cuda.recover import close_unfinished
 from tmemlint.frontend.cuda.sourcemap import Preprocessed, Region
 from tmemlint.frontend.cuda.program import FunctionDef, Program
 from tmemlint.ir import Module, Span
+from tmemlint.threadexpr import trunc_div, trunc_rem
 
 
 @dataclass(slots=True)
@@ -410,8 +411,7 @@ def _c_int(e: ast.AST) -> int:
         a, b = _c_int(e.left), _c_int(e.right)
         op = type(e.op)
         if op in (ast.Div, ast.Mod):
-            q = int(a / b) if b else 1 // 0
-            return q if op is ast.Div else a - b * q
+            return trunc_div(a, b) if op is ast.Div else trunc_rem(a, b)
         f = {ast.Add: a.__add__, ast.Sub: a.__sub__, ast.Mult: a.__mul__, ast.LShift: a.__lshift__,
              ast.RShift: a.__rshift__}.get(op)
         if f is not None and not (op is ast.LShift and b > 64):
