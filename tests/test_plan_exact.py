@@ -500,11 +500,13 @@ def test_hand_over_needs_wait_ld_not_a_register_read():
     fences = ["tcgen05.fence::before_thread_sync", "tcgen05.fence::after_thread_sync"]
     good = kernel(PLAN / "plan_acc_double_buffer.ptx")
     bad = kernel(PLAN / "plan_acc_double_buffer_no_wait_ld_bad.ptx")
-    for k in (good, bad):
+    # the chain orders the threads in both; in the bad twin it does not order the TMEM read still in flight, so
+    # the edge is not ordered and at risk
+    for k, ordered in ((good, True), (bad, False)):
         assert [(e["region"], tuple(e["columns"]), e["reader"]["line"], e["writer"]["line"], e["relation"],
-                 e["next_iteration"], e["ordered"]) for e in k["reuse_edges"]] == \
-            [("acc0", (0, 256), 291, 228, "same warps, other threads", True, True),
-             ("acc1", (256, 512), 291, 228, "same warps, other threads", True, True)]
+                 e["next_iteration"], e["ordered"], e["at_risk"]) for e in k["reuse_edges"]] == \
+            [("acc0", (0, 256), 291, 228, "same warps, other threads", True, ordered, not ordered),
+             ("acc1", (256, 512), 291, 228, "same warps, other threads", True, ordered, not ordered)]
     for e in good["reuse_edges"]:
         assert (e["guard"], e["risk"], e["missing"]) == ("mbarrier+tcgen05", 1, [])
         assert e["present"] == ["tcgen05.wait::ld", chain.format(354, 372), *fences]
@@ -514,5 +516,8 @@ def test_hand_over_needs_wait_ld_not_a_register_read():
         assert e["missing"] == ["tcgen05.wait::ld before the hand-over"]
     assert good["findings"] == []
     assert [(f["code"], f["line"]) for f in bad["findings"]] == [("TM302", 291)]
+    assert bad["ordering_verdict"] == ("at risk: acc0 read at line 291 (ld) and rewritten at line 228 (mma): "
+                                       "missing: tcgen05.wait::ld before the hand-over")
+    assert good["ordering_verdict"].startswith("nothing is missing")
     assert (good["readback"]["wait_count"], good["readback"]["lds_without_wait"]) == (1, [])
     assert (bad["readback"]["wait_count"], bad["readback"]["lds_without_wait"]) == (0, [291])

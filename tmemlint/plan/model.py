@@ -834,7 +834,9 @@ class _Kernel:
     def _handover_edge(self, r: Region, rd: Access, wa: Access, nxt: bool | None = None) -> dict:
         """The reuse edge from ``rd`` to a write ``wa`` by other threads, as the happens-before engine orders it
         (``_chains``): ``ordered`` is its verdict over the pairs of different warp classes (False when one pair is
-        not ordered, None when one is undecided or every pair is one class's lanes); ``present`` names the chain it
+        not ordered, None when one is undecided or every pair is one class's lanes; False too when the chain exists but a
+        ``tcgen05.ld`` is not completed by its own thread's ``wait::ld`` before the chain's release: the chain orders
+        the threads, not the TMEM read still in flight, catalog TM302 row, reference §3.1); ``present`` names the chain it
         found (the barrier instances, their arrive and wait sites, the warp classes through which it runs),
         ``missing`` the edge it lacks (``Ordering.missing``).  The guard class and the canonical pattern's other
         parts (reference §3) are read off that chain: the reader's completion (``tcgen05.wait::ld`` on the
@@ -865,6 +867,8 @@ class _Kernel:
                 present.append("tcgen05.wait::ld")
             else:
                 missing.append("tcgen05.wait::ld before the hand-over")
+                if ordered:  # the chain orders the threads, not the TMEM read still in flight (reference §3.1)
+                    ordered = False
         else:
             done = pick.verdict is True or (pick.verdict is None and bool(releases))  # releases: its commits
             if done:
@@ -1153,7 +1157,8 @@ class _Kernel:
         if riskiest is not None:
             e = edges[riskiest]
             why = "; ".join(f"{f['code']} line {f['line']}" for f in e["findings"]) or \
-                "the happens-before analysis finds no synchronization ordering the two warps"
+                ("missing: " + "; ".join(e["missing"]) if e["missing"] else
+                 "the happens-before analysis finds no synchronization ordering the two warps")
             return (f"at risk: {e['region']} read at line {e['reader']['line']} ({e['reader']['op']}) and rewritten at "
                     f"line {e['writer']['line']} ({e['writer']['op']}): {why}")
         e = edges[weakest]
