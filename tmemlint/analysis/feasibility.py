@@ -1,6 +1,6 @@
 """Path feasibility and counted-loop values the abstract domains cannot decide, asked of an SMT solver (z3).
 
-Two questions, each asked only where the engine's own domains leave it undecided:
+Three questions, each asked only where the engine's own domains leave it undecided:
 
 * ``Feasibility.prune``: of the two outcomes of a branch that the path facts (``analysis.threads``) leave open,
   is each one satisfiable together with the facts of its path?  A guard correlated with a loop's exit test
@@ -9,6 +9,9 @@ Two questions, each asked only where the engine's own domains leave it undecided
 * ``Feasibility.loop_values``: the values a counted loop's induction variable holds where the loop body reads it
   (``c = 0; c < 160; c += 32`` gives {0, 32, 64, 96, 128}), bounded to ``MAX_ITERATIONS`` iterations; the value
   sets of ``analysis.regions`` widen such a register to unknown.
+* ``Feasibility.pair_invariant``: does a predicate on the CTA's identity have the same truth value in both CTAs of
+  a CTA pair (``%ctaid.x`` = 2j and 2j+1)?  DeepGEMM's persistent tile loop ``ctaid.x < ceil(M/128)*32`` does
+  (an even bound), ``ctaid.x < ceil(M/128)`` need not.
 
 Registers are bit-vectors of their PTX widths (PTX ISA §5.2.2; integer arithmetic wraps, §9.7.1), comparisons are
 signed or unsigned as the ``setp`` type says (§9.7.3.1 ``setp``).  What the translation cannot follow becomes a
@@ -51,7 +54,8 @@ RLIMIT = 1_000_000
 MAX_QUERIES = 64
 #: Most iterations of a counted loop that ``loop_values`` enumerates before it answers "unknown".
 MAX_ITERATIONS = 64
-#: Pair-invariance checks (``pair_invariant``) per function; later ones answer "unknown" (not invariant).
+#: Pair-invariance checks (``pair_invariant``) per function, counted among its ``MAX_QUERIES`` as well; later ones
+#: answer "unknown" (not invariant).
 MAX_PAIR_QUERIES = 32
 #: Definitions ``_identity_free`` looks through (opaque values, merged registers) before it answers "not proven".
 _IDENTITY_DEPTH = 6
@@ -658,16 +662,17 @@ class Feasibility:
         of the shared inputs and every coordinate ``d`` that may carry the pair bit, where ``c`` is ``%ctaid.d``,
         ``%cluster_ctaid.d`` and ``%cluster_ctarank`` (the pair: ranks ``2k``, ``2k+1``, reference §3,
         ``#tcgen05-cta-pair``; the coordinates under ``cluster.PairRoles``' power-of-two cluster shapes); False
-        when z3 finds inputs on which they differ; None when undecided (not translated, a solver timeout,
-        the function's ``MAX_PAIR_QUERIES`` used).  Shared inputs: kernel parameters, the other special registers,
-        and any value ``_identity_free`` proves computed without the CTA's identity (an in-loop value is a free
-        variable: the query has no program point); every other free variable (memory, a value derived from the
-        identity through what the translation does not follow) is a separate variable in each CTA.  Cached per
-        predicate; each check runs under ``TIMEOUT_MS`` and ``RLIMIT``."""
+        when z3 finds inputs on which they differ; None when undecided (not translated, a solver timeout, the
+        function's ``MAX_PAIR_QUERIES`` or its ``MAX_QUERIES`` of all checks used).  Shared inputs: kernel
+        parameters, the other special registers, and any value ``_identity_free`` proves computed without the
+        CTA's identity (an in-loop value is a free variable: the query has no program point); every other free
+        variable (memory, a value derived from the identity through what the translation does not follow) is a
+        separate variable in each CTA.  Cached per predicate; each check runs under ``TIMEOUT_MS`` and
+        ``RLIMIT``."""
         if key in self._pair_memo:
             self._count(hits=1)
             return self._pair_memo[key]
-        if self._pair_queries >= MAX_PAIR_QUERIES:
+        if self._pair_queries >= MAX_PAIR_QUERIES or self.cost.queries >= MAX_QUERIES:
             self._count(capped=1)
             return None
         self._pair_queries += 1
