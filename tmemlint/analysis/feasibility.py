@@ -1,6 +1,6 @@
 """Path feasibility and counted-loop values the abstract domains cannot decide, asked of an SMT solver (z3).
 
-Two questions, each asked only where the engine's own domains leave it undecided:
+Three questions, each asked only where the engine's own domains leave it undecided:
 
 * ``Feasibility.prune``: of the two outcomes of a branch that the path facts (``analysis.threads``) leave open,
   is each one satisfiable together with the facts of its path?  A guard correlated with a loop's exit test
@@ -9,6 +9,9 @@ Two questions, each asked only where the engine's own domains leave it undecided
 * ``Feasibility.loop_values``: the values a counted loop's induction variable holds where the loop body reads it
   (``c = 0; c < 160; c += 32`` gives {0, 32, 64, 96, 128}), bounded to ``MAX_ITERATIONS`` iterations; the value
   sets of ``analysis.regions`` widen such a register to unknown.
+* ``Feasibility.pair_invariant``: does a predicate on the CTA's identity have the same truth value in both CTAs of
+  a CTA pair (``%ctaid.x`` = 2j and 2j+1)?  DeepGEMM's persistent tile loop ``ctaid.x < ceil(M/128)*32`` does
+  (an even bound), ``ctaid.x < ceil(M/128)`` need not.
 
 Registers are bit-vectors of their PTX widths (PTX ISA §5.2.2; integer arithmetic wraps, §9.7.1), comparisons are
 signed or unsigned as the ``setp`` type says (§9.7.3.1 ``setp``).  What the translation cannot follow becomes a
@@ -35,6 +38,7 @@ from typing import Any, TypeGuard
 
 from tmemlint.analysis import digraph
 from tmemlint.analysis.cfg import CFG, ENTRY, Node
+from tmemlint.analysis.cluster import CTA_IDENTITY_SREGS, mentions_identity
 from tmemlint.analysis.threads import Facts, GuardOracle, normalize
 from tmemlint.analysis.values import (TOP, Cmp, Const, Op, Opaque, PAnd, PNot, POr, Value, ValueAnalysis, int_type,
                                       opaque, opaque_deps)
@@ -50,6 +54,20 @@ RLIMIT = 1_000_000
 MAX_QUERIES = 64
 #: Most iterations of a counted loop that ``loop_values`` enumerates before it answers "unknown".
 MAX_ITERATIONS = 64
+#: Pair-invariance checks (``pair_invariant``) per function, counted among its ``MAX_QUERIES`` as well; later ones
+#: answer "unknown" (not invariant).
+MAX_PAIR_QUERIES = 32
+#: Definitions ``_identity_free`` looks through (opaque values, merged registers) before it answers "not proven".
+_IDENTITY_DEPTH = 6
+#: Operations whose result is a function of their operands alone (no memory, no per-thread or per-CTA state): an
+#: opaque value they compute is identity-free when their operands are.
+_PURE = frozenset(("add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "not", "neg", "mov", "cvt", "selp",
+                   "setp", "min", "max", "div", "rem", "abs", "bfe", "bfi", "shf", "prmt", "popc", "clz", "brev",
+                   "cnot", "lop3"))
+#: The pair bit's registers per coordinate (``pair_invariant``): a CTA pair is two CTAs whose
+#: ``%cluster_ctarank`` differs only in bit 0 (``#tcgen05-cta-pair``); with the power-of-two cluster shapes
+#: ``cluster.PairRoles`` assumes, their ``%ctaid`` and ``%cluster_ctaid`` differ in bit 0 of one coordinate.
+_PAIR_COORDS = ("x", "y", "z")
 #: Nesting of a translated value (instructions expanded) before the rest becomes a free variable.
 _MAX_DEPTH = 12
 _ARITH = ("add", "sub", "mul", "shl", "shr", "and", "or", "xor", "mov", "neg", "not")
@@ -117,6 +135,8 @@ class _Query:
     inductions: set[str] = field(default_factory=set)
     subst: dict[Value, Any] = field(default_factory=dict)
     previous: bool = False
+    #: the free variables made (z3 name -> the value or predicate key it stands for; a fresh one is absent)
+    free: dict[str, object] = field(default_factory=dict)
 
 
 def _width(inst: Instruction, default: int = 32) -> int:
@@ -149,6 +169,9 @@ class Feasibility:
         self._record_memo: dict[tuple[int, Outcomes], Outcomes] = {}
         self._sat_memo: dict[tuple[int, Facts], bool | None] = {}
         self._loop_values: dict[tuple[int, str], frozenset[int] | None] = {}
+        self._pair_memo: dict[object, bool | None] = {}
+        self._pair_queries = 0
+        self._identity_memo: dict[object, bool] = {}
         #: registers whose values at some read ``loop_values`` answered (not None)
         self.answered: set[str] = set()
 
@@ -299,7 +322,10 @@ class Feasibility:
         if name is None or (qy is not None and qy.previous and not self._invariant(name)):
             self._fresh += 1
             return z3.BitVec(f"f{self._fresh}_{w}", w)
-        return z3.BitVec(f"v{abs(hash((name, w)))}_{w}", w)
+        var = f"v{abs(hash((name, w)))}_{w}"
+        if qy is not None:
+            qy.free[var] = name
+        return z3.BitVec(var, w)
 
     def _invariant(self, v: object) -> bool:
         """Whether value ``v`` is the same in every iteration of every loop: it depends on no definition in a
@@ -321,6 +347,8 @@ class Feasibility:
         or in the query point's innermost loop and dominating it (it ran in the current iteration)."""
         if not self._in_any_loop(i):
             return True
+        if qy.q < 0:  # no query point (``pair_invariant``): an in-loop value is its own free variable
+            return False
         lp = self._loop_of(qy.q)
         return lp is not None and self.cfg.block_of[i] in lp[1] and self._dominates(i, qy.q)
 
@@ -340,6 +368,8 @@ class Feasibility:
                     return self._fit(t, w)
             case Op(name="add" | "sub" | "mul" | "and" | "or" | "xor" | "shl" | "shr" as op, args=(x, y)):
                 return _arith(z3, op, self._term(x, w, qy, depth + 1), self._term(y, w, qy, depth + 1), False)
+            case Op(name="not", args=(x,)):
+                return ~self._term(x, w, qy, depth + 1)
         return self._var(v, w, qy)
 
     def _operand(self, inst: Instruction, k: int, w: int, qy: _Query, depth: int) -> Any:
@@ -460,7 +490,9 @@ class Feasibility:
             self._fresh += 1
             b = z3.Bool(f"g{self._fresh}")
         else:
-            b = z3.Bool(f"b{abs(hash(key))}")
+            name = f"b{abs(hash(key))}"
+            qy.free[name] = key
+            b = z3.Bool(name)
         return b if pol else z3.Not(b)
 
     # ---- questions ------------------------------------------------------------------------------------------
@@ -622,6 +654,143 @@ class Feasibility:
         finally:
             dt = time.perf_counter() - t0
             self._count(seconds=dt)
+
+    # ---- the CTA pair ---------------------------------------------------------------------------------------
+    def pair_invariant(self, key: object) -> bool | None:
+        """Whether predicate ``key`` (a path fact's key: a ``Cmp`` or a predicate combination) has the same truth
+        value in the two CTAs of a CTA pair: True when z3 proves ``P[c := 2j] == P[c := 2j+1]`` for every value
+        of the shared inputs and every coordinate ``d`` that may carry the pair bit, where ``c`` is ``%ctaid.d``,
+        ``%cluster_ctaid.d`` and ``%cluster_ctarank`` (the pair: ranks ``2k``, ``2k+1``, reference §3,
+        ``#tcgen05-cta-pair``; the coordinates under ``cluster.PairRoles``' power-of-two cluster shapes); False
+        when z3 finds inputs on which they differ; None when undecided (not translated, a solver timeout, the
+        function's ``MAX_PAIR_QUERIES`` or its ``MAX_QUERIES`` of all checks used).  Shared inputs: kernel
+        parameters, the other special registers, and any value ``_identity_free`` proves computed without the
+        CTA's identity (an in-loop value is a free variable: the query has no program point); every other free
+        variable (memory, a value derived from the identity through what the translation does not follow) is a
+        separate variable in each CTA.  Cached per predicate; each check runs under ``TIMEOUT_MS`` and
+        ``RLIMIT``."""
+        if key in self._pair_memo:
+            self._count(hits=1)
+            return self._pair_memo[key]
+        if self._pair_queries >= MAX_PAIR_QUERIES or self.cost.queries >= MAX_QUERIES:
+            self._count(capped=1)
+            return None
+        self._pair_queries += 1
+        got = self._pair_memo[key] = self._pair_check(key)
+        return got
+
+    def _pair_check(self, key: object) -> bool | None:
+        t0 = time.perf_counter()
+        z3 = self._solver()
+        self._count(queries=1)
+        try:
+            qy = _Query(-1)
+            t = self._pred(key, qy) if isinstance(key, tuple) else None
+            if t is None or qy.side:
+                self._count(unknown=1)
+                return None
+            coords: dict[str, list[Any]] = {d: [] for d in _PAIR_COORDS}
+            rank: list[Any] = []
+            renames: list[tuple[Any, Any]] = []
+            for v in _free_vars(z3, t):
+                val = qy.free.get(str(v))
+                name = val[1] if isinstance(val, tuple) and len(val) == 2 and val[0] == "sreg" else None
+                if name == "%cluster_ctarank":
+                    rank.append(v)
+                elif isinstance(name, str) and name[-2:] in (".x", ".y", ".z") and name[:-2] in ("%ctaid",
+                                                                                                 "%cluster_ctaid"):
+                    coords[name[-1]].append(v)
+                elif val is None or not self._identity_free(val):
+                    renames.append((v, z3.FreshConst(v.sort())))
+            differs = []
+            for d in [c for c in _PAIR_COORDS if coords[c]] or ["x"]:
+                even, odd = [], []
+                for v in coords[d] + rank:
+                    j = z3.FreshConst(v.sort())
+                    even.append((v, j << 1))
+                    odd.append((v, (j << 1) | 1))
+                a = z3.substitute(t, *even) if even else t
+                b = z3.substitute(t, *(odd + renames)) if odd or renames else t
+                differs.append(a != b)
+            s = z3.SimpleSolver()
+            s.set("timeout", TIMEOUT_MS)
+            s.set("rlimit", RLIMIT)
+            s.add(z3.Or(*differs))
+            r = s.check()
+            if r == z3.unsat or r == z3.sat:
+                return bool(r == z3.unsat)
+            self._count(unknown=1)
+            return None
+        except (z3.Z3Exception, RecursionError, ValueError, TypeError, IndexError):
+            self._count(unknown=1)
+            return None
+        finally:
+            self._count(seconds=time.perf_counter() - t0)
+
+    def _identity_free(self, v: object, depth: int = 0) -> bool:
+        """Whether value ``v`` is proven the same in every CTA of a cluster: built from constants, kernel
+        parameters and special registers other than the CTA-identity ones (``cluster.CTA_IDENTITY_SREGS``), through
+        pure operations (``_PURE``) of definitions followed up to ``_IDENTITY_DEPTH`` deep.  A load is not (shared
+        memory is per CTA), nor a per-thread special register (``%smid``, ``%clock``: opaque)."""
+        if v is TOP or not isinstance(v, tuple) or not v:
+            return False
+        if mentions_identity(v, sregs=CTA_IDENTITY_SREGS):
+            return False
+        hit = self._identity_memo.get(v)
+        if hit is not None:
+            return hit
+        if depth > _IDENTITY_DEPTH:
+            return False
+        self._identity_memo[v] = False  # a cycle through a loop-carried register proves nothing
+        out = False
+        if v[0] in ("c", "cs", "param", "sreg"):
+            out = True
+        elif v[0] == "phi" and len(v) == 3 and isinstance(v[2], tuple):
+            out = all(self._identity_free(self.va.def_value.get((d, v[1]), TOP), depth + 1) for d in v[2])
+        elif v[0] == "opq" and len(v) == 2:
+            d = v[1][0] if isinstance(v[1], tuple) and v[1] and isinstance(v[1][0], int) else v[1]
+            if isinstance(d, int) and 0 <= d < len(self.insts):
+                out = self._pure_inputs(self.insts[d], depth)
+        elif v[0] in ("op", "cmp", "pnot", "pand", "por"):
+            out = all(self._identity_free(x, depth + 1) if isinstance(x, tuple) else True
+                      for x in (v[2:-1] if v[0] == "op" else v[2:] if v[0] == "cmp" else v[1:]))
+        self._identity_memo[v] = out
+        return out
+
+    def _pure_inputs(self, inst: Instruction, depth: int) -> bool:
+        """Whether ``inst`` is a pure operation (``_PURE``, unguarded) on identity-free operands (each reaching
+        definition of a merged register, too)."""
+        if depth > _IDENTITY_DEPTH or inst.op not in _PURE or inst.guard is not None:
+            return False
+        for o in inst.operands[1:]:
+            if type(o) is Imm:
+                continue
+            if type(o) is not Reg:
+                return False
+            if not self._identity_free(self.va.value(inst, o), depth + 1):
+                d = self.va.single_def.get(o.name)
+                defs = (d,) if d is not None else self.va.reach.get((inst.index, o.name), ())
+                if not defs or not all(self._pure_inputs(self.insts[r], depth + 1) for r in defs
+                                       if 0 <= r < len(self.insts)):
+                    return False
+        return True
+
+
+def _free_vars(z3: Any, t: Any) -> list[Any]:
+    """The uninterpreted constants (free variables) of z3 term ``t``, each once, in first-seen order."""
+    out: dict[str, Any] = {}
+    seen: set[int] = set()
+    work = [t]
+    while work:
+        e = work.pop()
+        if e.get_id() in seen:
+            continue
+        seen.add(e.get_id())
+        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out.setdefault(str(e), e)
+        else:
+            work.extend(e.children())
+    return list(out.values())
 
 
 def _translated(key: object) -> TypeGuard[Value]:

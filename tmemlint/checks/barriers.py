@@ -7,7 +7,7 @@ and-communication-instructions-mbarrier``), §9.7.9.22 (``mapa``), reference §3
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from functools import lru_cache, partial
 from typing import TYPE_CHECKING
 
@@ -377,7 +377,7 @@ def _abandoning_path(ctx, sender, exits, unwaited: dict):
     pair = _targets_one_pair(ctx, sender)
 
     def strip(f):
-        return _cluster_uniform(f, per_thread, pair)
+        return _cluster_uniform(f, per_thread, pair, ctx.feasibility.pair_invariant)
 
     def agree(fa, fb) -> bool:
         return consistent_choice_facts([fa, fb]) and not bounds_disagree(fa, fb) and not undecidable_pair(fa, fb)
@@ -416,15 +416,19 @@ def _abandoning_path(ctx, sender, exits, unwaited: dict):
     return None
 
 
-def _cluster_uniform(facts: Facts, per_thread: frozenset[int], pair: bool = False) -> Facts:
+def _cluster_uniform(facts: Facts, per_thread: frozenset[int], pair: bool = False,
+                     invariant: Callable[[object], bool | None] | None = None) -> Facts:
     """The facts of ``facts`` that hold for every CTA of the cluster: no thread predicates, register values of the
     path, values that differ per thread (``per_thread``: ``divergent_defs``; a spin loop's try_wait result), or
     the identity of the CTA within its cluster (``%clusterid``, the cluster's own, is the same in the sender's CTA
     and its targets: a persistent tile loop over ``clusterid.x`` runs as often in both).  ``pair``: the sender's
     targets are one CTA pair (``_targets_one_pair``), so a fact computed from ``%ctaid`` without its bit 0
-    (``_pair_bits``: FA4's n-block ``(ctaid.x << 7) & -256``) is the same in both and is kept."""
+    (``_pair_bits``: FA4's n-block ``(ctaid.x << 7) & -256``) is the same in both and is kept, and so is one that
+    ``invariant`` (``Feasibility.pair_invariant``) proves has the same truth value in both (DeepGEMM's persistent
+    tile loop ``ctaid.x < ceil(M/128)*32``: an even bound, the pair's ``ctaid.x`` being ``2j`` and ``2j+1``)."""
     return frozenset(x for x in facts if not is_lane_fact(x[0]) and x[0][0] != "regval"
-                     and (not mentions_identity(x[0], sregs=CTA_IDENTITY_SREGS) or (pair and _pair_bits(x[0]) == 0))
+                     and (not mentions_identity(x[0], sregs=CTA_IDENTITY_SREGS)
+                          or (pair and (_pair_bits(x[0]) == 0 or (invariant is not None and invariant(x[0]) is True))))
                      and not depends_on(x[0], per_thread))
 
 
@@ -502,7 +506,7 @@ def _sender_keys(ctx: FunctionContext, senders: list[Instruction]) -> frozenset[
         pair = _targets_one_pair(ctx, s)
         for ka in ctx.threads.classes:
             for fa in ctx.sync.fact_sets(ka, s) or ():
-                keys.update(k for k, _ in _cluster_uniform(fa, per_thread, pair))
+                keys.update(k for k, _ in _cluster_uniform(fa, per_thread, pair, ctx.feasibility.pair_invariant))
     return frozenset(keys)
 
 
