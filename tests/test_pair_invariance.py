@@ -7,6 +7,7 @@ from __future__ import annotations
 from conftest import FIXTURES
 from tmemlint.analysis.feasibility import MAX_PAIR_QUERIES
 from tmemlint.analysis.threads import normalize
+from tmemlint.analysis.values import opaque
 from tmemlint.checks.context import FunctionContext
 from tmemlint.engine import lint_file
 from tmemlint.frontend.parser import parse_text
@@ -80,7 +81,7 @@ def test_pair_invariance_is_budgeted_and_undecided_means_not_proven():
     assert fe.cost.capped == 1
     ctx, keys = _keys()
     fe = ctx.feasibility
-    assert fe.pair_invariant(("opq", 10 ** 6)) is False  # a predicate of unknown origin: its own Boolean per CTA
+    assert fe.pair_invariant(opaque(10 ** 6)) is False  # a predicate of unknown origin: its own Boolean per CTA
 
 
 def test_persistent_tile_loop_of_a_pair_is_one_trip_count():

@@ -40,8 +40,8 @@ from tmemlint.analysis import digraph
 from tmemlint.analysis.cfg import CFG, ENTRY, Node
 from tmemlint.analysis.cluster import CTA_IDENTITY_SREGS, mentions_identity
 from tmemlint.analysis.threads import Facts, GuardOracle, normalize
-from tmemlint.analysis.values import (TOP, Cmp, Const, Op, Opaque, PAnd, PNot, POr, Value, ValueAnalysis, int_type,
-                                      opaque, opaque_deps)
+from tmemlint.analysis.values import (TOP, Cmp, Const, ConstSet, Op, Opaque, PAnd, Param, PNot, POr, SReg, Value,
+                                      ValueAnalysis, int_type, is_value, opaque, opaque_deps)
 from tmemlint.ir import Imm, Instruction, Reg
 
 #: Solver time per query (milliseconds); a query that runs out answers "unknown".  A backstop: ``RLIMIT`` binds
@@ -685,7 +685,7 @@ class Feasibility:
         self._count(queries=1)
         try:
             qy = _Query(-1)
-            t = self._pred(key, qy) if isinstance(key, tuple) else None
+            t = self._pred(key, qy) if is_value(key) else None
             if t is None or qy.side:
                 self._count(unknown=1)
                 return None
@@ -694,7 +694,7 @@ class Feasibility:
             renames: list[tuple[Any, Any]] = []
             for v in _free_vars(z3, t):
                 val = qy.free.get(str(v))
-                name = val[1] if isinstance(val, tuple) and len(val) == 2 and val[0] == "sreg" else None
+                name = val.name if type(val) is SReg else None
                 if name == "%cluster_ctarank":
                     rank.append(v)
                 elif isinstance(name, str) and name[-2:] in (".x", ".y", ".z") and name[:-2] in ("%ctaid",
@@ -743,17 +743,17 @@ class Feasibility:
             return False
         self._identity_memo[v] = False  # a cycle through a loop-carried register proves nothing
         out = False
-        if v[0] in ("c", "cs", "param", "sreg"):
+        if type(v) in (Const, ConstSet, Param, SReg):
             out = True
-        elif v[0] == "phi" and len(v) == 3 and isinstance(v[2], tuple):
+        elif v[0] == "phi" and len(v) == 3 and isinstance(v[2], tuple):  # a ``threads`` fact key, not a value
             out = all(self._identity_free(self.va.def_value.get((d, v[1]), TOP), depth + 1) for d in v[2])
-        elif v[0] == "opq" and len(v) == 2:
-            d = v[1][0] if isinstance(v[1], tuple) and v[1] and isinstance(v[1][0], int) else v[1]
+        elif type(v) is Opaque:
+            d = v.d[0] if isinstance(v.d, tuple) and v.d and isinstance(v.d[0], int) else v.d
             if isinstance(d, int) and 0 <= d < len(self.insts):
                 out = self._pure_inputs(self.insts[d], depth)
-        elif v[0] in ("op", "cmp", "pnot", "pand", "por"):
+        elif type(v) in (Op, Cmp, PNot, PAnd, POr):
             out = all(self._identity_free(x, depth + 1) if isinstance(x, tuple) else True
-                      for x in (v[2:-1] if v[0] == "op" else v[2:] if v[0] == "cmp" else v[1:]))
+                      for x in (v[2:-1] if type(v) is Op else v[2:] if type(v) is Cmp else v[1:]))
         self._identity_memo[v] = out
         return out
 
