@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from conftest import ROOT
+from tmemlint.frontend.parser import STANDALONE_MAX_CHARS
 
 BAD = ROOT.parent / "shared" / "cases" / "01_ncols_not_pow2" / "bad.ptx"
 SRC = """.version 9.0
@@ -25,6 +26,10 @@ SRC = """.version 9.0
   ret;
 }
 """
+#: ``SRC`` past the generated parser's per-process budget (``parser.STANDALONE_MAX_CHARS``), so that Lark with
+#: lark-cython parses it and its LALR tables are kept in the cache (the small-file path never loads them)
+BIG = SRC + "// a comment line that only makes the text long enough for Lark's own parser\n" * \
+    (STANDALONE_MAX_CHARS // 70 + 1)
 
 
 def run(args, cache: Path, cwd: Path):
@@ -76,7 +81,7 @@ def test_no_cache_writes_no_result(tmp_path):
 
 def test_parser_tables_are_kept_once_and_reused(tmp_path):
     k = tmp_path / "k.ptx"
-    k.write_text(SRC)
+    k.write_text(BIG)
     cache = tmp_path / "cache"
     assert run(["--no-cache", "k.ptx"], cache, tmp_path).returncode == 1
     tables = sorted((cache / "parser").iterdir())
@@ -89,7 +94,7 @@ def test_parser_tables_are_kept_once_and_reused(tmp_path):
 
 def test_corrupt_parser_tables_are_rebuilt(tmp_path):
     k = tmp_path / "k.ptx"
-    k.write_text(SRC)
+    k.write_text(BIG)
     cache = tmp_path / "cache"
     assert run(["--no-cache", "k.ptx"], cache, tmp_path).returncode == 1
     table = next(p for p in (cache / "parser").iterdir() if p.suffix == ".lark")
@@ -104,7 +109,7 @@ def test_parser_tables_damaged_in_one_byte_are_not_loaded(tmp_path):
     """Lark checks only the grammar hash on the first line of its cache file; a flipped byte further on used to
     load and break every parse.  The recorded SHA-256 no longer matches, so the tables are rebuilt."""
     k = tmp_path / "k.ptx"
-    k.write_text(SRC)
+    k.write_text(BIG)
     cache = tmp_path / "cache"
     assert run(["--no-cache", "k.ptx"], cache, tmp_path).returncode == 1
     table = next(p for p in (cache / "parser").iterdir() if p.suffix == ".lark")
