@@ -1302,7 +1302,9 @@ class SyncModel:
 
     @cached_property
     def _arrive_events(self) -> tuple["ArriveSite", ...]:
-        """``arrive_sites`` of any barrier: every arrival, transaction-count event and call of the function."""
+        """``arrive_sites`` of any barrier: every arrival, transaction-count event and call of the function.  An
+        arrival is one this model counts as a ``site`` (a subclass may drop some: ``publication.ReleaseSyncModel``'s
+        unfenced relaxed arrives order nothing, so no reasoning of that model may lean on them)."""
         out: list[ArriveSite] = []
         for i in self.ctx.function.instructions:
             if i.op == "call":
@@ -1310,6 +1312,8 @@ class SyncModel:
                 continue
             e = self.event(i)
             if e is None or e.kind in ("bar", "cluster", "fence"):
+                continue
+            if e.arrives and self.site(i) is None:
                 continue
             if e.kind == "commit":
                 out.append(ArriveSite(i, "multicast" if e.multicast else "commit", e.key, 1, op=e.op))
