@@ -158,6 +158,20 @@ def build_cfg(fn: Function) -> CFG:
 _SINK = "sink"
 
 
+def controlling_blocks(deps: dict[int, set[int]], block: int) -> Iterator[int]:
+    """The branch blocks ``block`` is control dependent on, transitively (``deps``: ``block_control_dependences``),
+    each once, nearest first along each chain; a caller may stop at the first that matters."""
+    seen: set[int] = set()
+    work = list(deps.get(block, ()))
+    while work:
+        b = work.pop()
+        if b in seen:
+            continue
+        seen.add(b)
+        yield b
+        work.extend(deps.get(b, ()))
+
+
 def block_control_dependences(cfg: CFG) -> dict[int, set[int]]:
     """Block id → the branch block ids it is directly control dependent on (Ferrante, Ottenstein, Warren 1987, via
     post-dominators): ``b`` depends on ``a`` when an edge of ``a`` leads to a block ``b`` post-dominates and ``b``

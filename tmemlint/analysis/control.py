@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from tmemlint.analysis import digraph
-from tmemlint.analysis.cfg import ENTRY, Node, block_control_dependences
+from tmemlint.analysis.cfg import ENTRY, Node, block_control_dependences, controlling_blocks
 from tmemlint.analysis.threads import normalize
 from tmemlint.analysis.values import TOP, Const, Tid, used_regs
 from tmemlint.ir import Instruction, Operand, Reg
@@ -124,19 +124,12 @@ def lane_varying_controls(ctx: "FunctionContext", inst: Instruction) -> tuple[In
     blocks = ctx.cfg.blocks
     home = ctx.cfg.block_of[inst.index]
     reaching = [k for k in ctx.threads.classes if home in class_blocks(ctx, k)]
-    seen: set[int] = set()
-    work = list(deps.get(ctx.cfg.block_of[inst.index], ()))
-    while work:
-        b = work.pop()
-        if b in seen:
-            continue
-        seen.add(b)
+    for b in controlling_blocks(deps, home):
         last = blocks[b].instructions[-1]
         if last.guard is not None and _lane_varying(ctx, last, last.guard.reg) and any(
                 b in class_blocks(ctx, k) and _decided(ctx, last, last.guard.reg, k) is None
                 and _class_avoids(ctx, k, b, home) for k in reaching):
             return last, f"the branch at line {last.span.line}, whose condition differs between lanes of a warp"
-        work.extend(deps.get(b, ()))
     return None
 
 

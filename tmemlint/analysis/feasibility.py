@@ -592,15 +592,7 @@ class Feasibility:
                     constraints.append(t if val else z3.Not(t))
             if not qy.inductions:
                 return True
-            s = z3.SimpleSolver()  # the SMT core alone: no tactic set-up (30-60 ms a check on small QF_BV queries)
-            s.set("timeout", TIMEOUT_MS)
-            s.set("rlimit", RLIMIT)
-            s.add(*constraints, *qy.side)
-            r = s.check()
-            if r == z3.unsat or r == z3.sat:
-                return bool(r == z3.sat)
-            self._count(unknown=1)
-            return None
+            return self._satisfiable(z3, *constraints, *qy.side)
         except (z3.Z3Exception, RecursionError, ValueError, TypeError, IndexError):
             self._count(unknown=1)
             return None
@@ -712,20 +704,27 @@ class Feasibility:
                 a = z3.substitute(t, *even) if even else t
                 b = z3.substitute(t, *(odd + renames)) if odd or renames else t
                 differs.append(a != b)
-            s = z3.SimpleSolver()
-            s.set("timeout", TIMEOUT_MS)
-            s.set("rlimit", RLIMIT)
-            s.add(z3.Or(*differs))
-            r = s.check()
-            if r == z3.unsat or r == z3.sat:
-                return bool(r == z3.unsat)
-            self._count(unknown=1)
-            return None
+            sat = self._satisfiable(z3, z3.Or(*differs))
+            return None if sat is None else not sat
         except (z3.Z3Exception, RecursionError, ValueError, TypeError, IndexError):
             self._count(unknown=1)
             return None
         finally:
             self._count(seconds=time.perf_counter() - t0)
+
+    def _satisfiable(self, z3: Any, *constraints: Any) -> bool | None:
+        """Whether the conjunction of ``constraints`` is satisfiable, by z3's SMT core alone (``SimpleSolver``: no
+        tactic set-up, 30-60 ms a check on small QF_BV queries) under ``TIMEOUT_MS`` and ``RLIMIT``; None, counted
+        as unknown, when z3 gives no answer within them."""
+        s = z3.SimpleSolver()
+        s.set("timeout", TIMEOUT_MS)
+        s.set("rlimit", RLIMIT)
+        s.add(*constraints)
+        r = s.check()
+        if r == z3.unsat or r == z3.sat:
+            return bool(r == z3.sat)
+        self._count(unknown=1)
+        return None
 
     def _identity_free(self, v: object, depth: int = 0) -> bool:
         """Whether value ``v`` is proven the same in every CTA of a cluster: built from constants, kernel

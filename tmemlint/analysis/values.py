@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeGuard, Union, ca
 
 from mypy_extensions import mypyc_attr
 
-from tmemlint.analysis.cfg import ENTRY, Node, block_control_dependences
+from tmemlint.analysis.cfg import ENTRY, Node, block_control_dependences, controlling_blocks
 from tmemlint.ir import Address, Imm, Instruction, NotReg, Operand, ParenList, Reg, RegPair, Sym, Vec
 from tmemlint.threadexpr import BIN, CMP as _CMP, eval_tid, trunc_div, trunc_rem, wrap as _wrap
 
@@ -955,13 +955,7 @@ class ValueAnalysis:
                 out.add(e.index)
                 continue
             home = warps.get(self.cfg.block_of[e.index], 0)
-            seen: set[int] = set()
-            work = list(deps.get(self.cfg.block_of[e.index], ()))
-            while work:
-                b = work.pop()
-                if b in seen:
-                    continue
-                seen.add(b)
+            for b in controlling_blocks(deps, self.cfg.block_of[e.index]):
                 last = blocks[b].instructions[-1]
                 # a branch no warp that may run the election reaches (another role's ``if (elect_one())``)
                 # does not split this warp
@@ -969,7 +963,6 @@ class ValueAnalysis:
                         and not self._same_on_warp(last, last.guard.reg):
                     out.add(e.index)
                     break
-                work.extend(deps.get(b, ()))
         return frozenset(out)
 
     def _warps_reaching(self) -> dict[Node, int]:
