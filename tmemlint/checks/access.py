@@ -723,17 +723,37 @@ def _cross_warp_slot_store(ctx, store, allocs, reads):
     the alloc (it does not happen before it: ``SyncModel.must_happen_before`` is False) and before the read (the read
     does not happen before the store).  The CFG question of ``alloc_slot_aliased`` misses this: warp roles run in
     sibling branches, where neither reaches the other.  Pairs within one class are the CFG's (program order); an
-    ordering the model cannot decide orders.  None when there is no such race."""
+    ordering the model cannot decide orders.  None when there is no such race.  The reads are asked before the
+    allocs (a store that follows every read races with no alloc), and the race returned is the first in (store
+    class, alloc, read, read class) order either way."""
     sync = ctx.sync
     by_alloc = [(a, run.klass) for run in ctx.lifecycle.runs for a in allocs if a.index in run.executed]
     classes = ctx.threads.classes
     # only a read whose value reaches a TMEM operand can race; the "store before the read" verdict of a pair
     # (read, its class) does not depend on the alloc, so it is decided once per store class, not once per alloc
     reads = [r for r in reads if _flows_to_tmem_operand(ctx, r)]
+    if not by_alloc or not reads:
+        return None
     for ks in classes:
         if not sync.executes(ks, store):
             continue
         before_read: dict[tuple[int, int], bool] = {}  # (read position, class position) -> store before the read
+
+        def unordered(ri: int, r, ki: int, kr) -> bool:
+            got = before_read.get((ri, ki))
+            if got is None:
+                got = before_read[(ri, ki)] = can_reach(ctx, store, r) if kr is ks else \
+                    sync.must_happen_before(r, kr, store, ks) is False
+            return got
+
+        # a race needs both a read the store may precede and an alloc it may follow: the reads are asked first, as
+        # they are asked of every alloc the store may follow anyway, and when the store follows every read no
+        # alloc is asked about (the question an alloc at the kernel's start asks is the costly one: nothing orders
+        # a later store before it, which only the whole chain search over every third class's waits can say)
+        other_class = any(ka is not ks for _a, ka in by_alloc)
+        if not any(unordered(ri, r, ki, kr) for ri, r in enumerate(reads) for ki, kr in enumerate(classes)
+                   if sync.executes(kr, r) and (kr is not ks or other_class)):
+            continue
         for a, ka in by_alloc:
             after_alloc = can_reach(ctx, a, store) if ka is ks else sync.must_happen_before(store, ks, a, ka) is False
             if not after_alloc:
@@ -742,10 +762,6 @@ def _cross_warp_slot_store(ctx, store, allocs, reads):
                 for ki, kr in enumerate(classes):
                     if not sync.executes(kr, r) or (ka is ks and kr is ks):
                         continue
-                    got = before_read.get((ri, ki))
-                    if got is None:
-                        got = before_read[(ri, ki)] = can_reach(ctx, store, r) if kr is ks else \
-                            sync.must_happen_before(r, kr, store, ks) is False
-                    if got:
+                    if unordered(ri, r, ki, kr):
                         return (a, ka), (r, kr), ks
     return None

@@ -406,7 +406,8 @@ def _released_for_others(ctx):
     with the class that arrives), the write-after-read is a race.  The shape of issue 24: one elected lane of one
     warp releases the accumulator for four reading warps with no rendezvous of them (a named barrier, or an
     arrival per warp).  Only a producer/consumer pair the model orders one way (``completes_before`` True) is
-    asked the other way (``_iteration_handshake``)."""
+    asked the other way (``_iteration_handshake``); the handshake, which reads only barrier sites and CFG paths, is
+    looked for first, and only a pair without one is asked ``completes_before``."""
     from tmemlint.analysis.control import can_reach, on_cycle
     from tmemlint.analysis.idesc import ld_st_columns
 
@@ -435,9 +436,11 @@ def _released_for_others(ctx):
                 for km in classes:
                     if km is kr or not sync.executes(km, w) or sync.executes(km, ld):
                         continue
-                    if not _per_iteration(ctx, ld, kr, w, km) or sync.completes_before(w, km, ld, kr) is not True:
+                    # the handshake (barrier sites and CFG paths) before the completion (a simulation per
+                    # writer): a pair that hands the columns back every iteration is no race either way
+                    if not _per_iteration(ctx, ld, kr, w, km) or _iteration_handshake(ctx, ld, done, kr, w, km):
                         continue
-                    if not _iteration_handshake(ctx, ld, done, kr, w, km):
+                    if sync.completes_before(w, km, ld, kr) is True:
                         out.append((ld, w, kr, km))
                         found = True
                         break
