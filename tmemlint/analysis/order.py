@@ -550,12 +550,15 @@ class SyncModel:
             return hit[1]
         group = anchors[0].index if grouped and anchors else None
         idx = {a.index: (group if grouped else a.index) for a in anchors}
+        # the instructions that arrive (for ``completion``, the commits), with the key each arrives on
+        arriving = {i.index: (s.key,) for i, s in self._sited
+                    if s.arrives and (not completion or i.family == "tcgen05.commit")}
 
         def transfer(prop: frozenset[tuple[int | None, frozenset[BarrierKey]]],
                      inst: Instruction) -> frozenset[tuple[int | None, frozenset[BarrierKey]]]:
-            s = self.site(inst)
-            if s is not None and s.arrives and prop and (not completion or inst.family == "tcgen05.commit"):
-                prop = frozenset((a, ks | {s.key}) for a, ks in prop)
+            key = arriving.get(inst.index)
+            if key is not None and prop:
+                prop = frozenset((a, ks.union(key)) for a, ks in prop)
             if inst.index in idx:
                 g = idx[inst.index]
                 prop = frozenset(p for p in prop if p[0] != g) | {(g, frozenset())}

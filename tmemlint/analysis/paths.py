@@ -276,6 +276,10 @@ class PropertySimulation:
         first = next(iter(g.successors("entry")))
         arrive(first, self.init, self.init_facts, None)
         visits = 0
+        # ``_branch``'s memo, read inline (a hit is most calls: the same guards with the same facts again and again);
+        # a miss goes through ``_branch``, which fills it
+        outcomes = self._branches if self.feasibility is None else self._refined
+        branch = self._branch
         while work:
             node = heappop(work)[1]
             queued.discard(node)
@@ -322,7 +326,13 @@ class PropertySimulation:
                 ends_path = op in ("ret", "exit")
                 nxt = {}
                 for prop, facts in states.items():
-                    for taken, f in (self._branch(inst, facts) if guarded else ((True, facts),)):
+                    if guarded:
+                        got = outcomes.get((idx, facts))
+                        if got is None:
+                            got = branch(inst, facts)
+                    else:
+                        got = ((True, facts),)
+                    for taken, f in got:
                         p = prop
                         if taken and not is_branch:
                             if observe is not None:
@@ -377,7 +387,10 @@ class PropertySimulation:
                         continue
                     _guard, want_taken = cond
                     assert last is not None  # a guarded branch ends the block
-                    for taken, f in self._branch(last, facts):
+                    got = outcomes.get((last.index, facts))
+                    if got is None:
+                        got = branch(last, facts)
+                    for taken, f in got:
                         if taken == want_taken:
                             arrive(succ, prop, f, last)
         return list(exits.values())
