@@ -359,37 +359,54 @@ def _per_iteration(ctx, ld, kr, w, km) -> bool:
     return any(c.may_alias(v) for c in commits for v in waits)
 
 
-def _iteration_handshake(ctx, ld, done, kr, w, km) -> bool:
-    """Whether each iteration of warp class ``kr`` (its tcgen05.ld ``ld``, completed by the waits ``done``) hands
-    the columns back to the next iteration of class ``km`` (its write ``w``): ``kr`` arrives, after a wait of
-    ``done`` and before its next ``ld`` (on the loop's cycle), on a barrier instance that ``km`` waits on in its
-    loop before ``w``; or a third class waits there for that arrival and then arrives where ``km`` waits (a named
-    barrier of the readers, then one elected lane's release).  The barrier instances and who executes what are the
-    ``SyncModel``'s (``site``, ``executes``); an instance whose address is not known exactly may be any other, and
-    then orders."""
+def _class_sites(ctx, roles: dict, klass) -> tuple[list, list]:
+    """``(waits, arrivals)``: the ``_sync_sites`` that wait, and those that arrive, which warp class ``klass`` may
+    execute (``SyncModel.executes``), in program order; memoised in ``roles`` (by the class's ``id``)."""
+    hit = roles.get(id(klass))
+    if hit is None:
+        sync = ctx.sync
+        sites = [(i, st) for i, st in _sync_sites(ctx) if sync.executes(klass, i)]
+        hit = roles[id(klass)] = ([(i, st) for i, st in sites if st.waits], [(i, st) for i, st in sites if st.arrives])
+    return hit
+
+
+def _readers_release(ctx, ld, done, kr) -> list:
+    """The barrier instances warp class ``kr`` arrives on after a wait of ``done`` (the waits that complete its
+    tcgen05.ld ``ld``) and before its next ``ld`` (on the loop's cycle): what each iteration of the readers hands
+    back (``_iteration_handshake``)."""
     from tmemlint.analysis.control import can_reach
 
     sync = ctx.sync
-    sites = _sync_sites(ctx)
+    return [st.key for i, st in _sync_sites(ctx) if st.arrives and sync.executes(kr, i)
+            and any(can_reach(ctx, d, i) for d in done) and can_reach(ctx, i, ld)]
+
+
+def _iteration_handshake(ctx, ld, released, kr, w, km, roles) -> bool:
+    """Whether each iteration of warp class ``kr`` (its tcgen05.ld ``ld``) hands the columns back to the next
+    iteration of class ``km`` (its write ``w``): ``kr`` arrives, after a wait that completes ``ld`` and before its
+    next ``ld``, on a barrier instance (``released``: ``_readers_release``) that ``km`` waits on in its loop before
+    ``w``; or a third class waits there for that arrival and then arrives where ``km`` waits (a named barrier of the
+    readers, then one elected lane's release).  The barrier instances and who executes what are the ``SyncModel``'s
+    (``site``, ``executes``; ``roles``: the memo of ``_class_sites``); an instance whose address is not known
+    exactly may be any other, and then orders."""
+    from tmemlint.analysis.control import can_reach
 
     def in_loop(a, b) -> bool:  # ``b`` after ``a`` and ``a`` again after ``b``: one iteration's segment
         return can_reach(ctx, a, b) and can_reach(ctx, b, a)
 
-    released = [st.key for i, st in sites if st.arrives and sync.executes(kr, i)
-                and any(can_reach(ctx, d, i) for d in done) and can_reach(ctx, i, ld)]
     if not released:
         return False
-    awaited = [st.key for i, st in sites if st.waits and sync.executes(km, i) and in_loop(i, w)]
+    awaited = [st.key for i, st in _class_sites(ctx, roles, km)[0] if in_loop(i, w)]
     if any(a.may_alias(b) for a in released for b in awaited):
         return True
     for k2 in ctx.threads.classes:  # one relay: a class that waits for the readers' arrival, then releases
         if k2 is kr or k2 is km:
             continue
-        for c, sc in sites:
-            if not (sc.waits and sync.executes(k2, c) and any(sc.key.may_alias(a) for a in released)):
+        waits, arrivals = _class_sites(ctx, roles, k2)
+        for c, sc in waits:
+            if not any(sc.key.may_alias(a) for a in released):
                 continue
-            if any(st.arrives and sync.executes(k2, i) and in_loop(c, i) and any(st.key.may_alias(b) for b in awaited)
-                   for i, st in sites):
+            if any(in_loop(c, i) and any(st.key.may_alias(b) for b in awaited) for i, st in arrivals):
                 return True
     return False
 
@@ -420,6 +437,7 @@ def _released_for_others(ctx):
     classes = ctx.threads.classes
     waits = [i for i in insts if i.family == "tcgen05.wait::ld" and i.guard is None]
     out = []
+    roles: dict = {}  # ``_class_sites`` per class
     for ld in lds:
         cols = _columns(ctx, ld, 1, ld_st_columns(ld))
         found = False
@@ -429,6 +447,7 @@ def _released_for_others(ctx):
             done = tuple(w for w in waits if sync.executes(kr, w) and can_reach(ctx, ld, w))
             if not done:
                 continue  # the own-thread dataflow reports what nothing waits for
+            released = _readers_release(ctx, ld, done, kr)
             for w in writers:
                 regs = _touched_regions(ctx, w)
                 if cols is not None and regs and not any(_overlap(cols, r) for r in regs):
@@ -438,7 +457,8 @@ def _released_for_others(ctx):
                         continue
                     # the handshake (barrier sites and CFG paths) before the completion (a simulation per
                     # writer): a pair that hands the columns back every iteration is no race either way
-                    if not _per_iteration(ctx, ld, kr, w, km) or _iteration_handshake(ctx, ld, done, kr, w, km):
+                    if not _per_iteration(ctx, ld, kr, w, km) or \
+                            _iteration_handshake(ctx, ld, released, kr, w, km, roles):
                         continue
                     if sync.completes_before(w, km, ld, kr) is True:
                         out.append((ld, w, kr, km))
