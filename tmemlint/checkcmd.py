@@ -18,7 +18,7 @@ from collections import Counter
 from enum import Enum
 from typing import Callable, Iterable, Sequence
 
-from tmemlint.checks.registry import RULES
+from tmemlint.checks.registry import RULES, load_all  # noqa: F401 - load_all: for tmemlint.entry's start-up
 from tmemlint.config import ConfigError, Overrides, Settings, split_selectors
 from tmemlint.engine import FileResult, Options, lint_bytes, lint_file, share_cores
 from tmemlint.findings import Finding, Severity
