@@ -11,7 +11,6 @@ print the same bytes (tests/test_startup.py compares them).
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import sys
 from collections import Counter
@@ -197,9 +196,11 @@ def _source_options(options: Options, define: list[str] | None, compile_: bool,
                     path: str | None = None) -> Options:
     """``options`` with the CUDA-source settings of the command line (``-D``, ``--compile``, ``--nvcc-arg``,
     ``-I``, and ``-p``: the flags of ``path`` in ``compile_commands.json``, ``tmemlint.compdb``)."""
-    from tmemlint.compdb import flags_for
+    db = None
+    if build_path and path:  # the compilation database's reader (json, shlex) only with -p
+        from tmemlint.compdb import flags_for
 
-    db = flags_for(build_path, path) if build_path and path else None
+        db = flags_for(build_path, path)
     for d in (db.defines if db else []) + list(define or ()):
         name, eq, value = d.partition("=")
         if name.strip():
@@ -244,6 +245,8 @@ def _render(findings: list[Finding], sources: dict[str, str], fmt: OutputFormat,
     if show_statistics:
         stats = statistics(findings)
         if fmt is OutputFormat.json:
+            import json
+
             return json.dumps([{"code": c, "name": n, "count": k} for c, n, k in stats], indent=2) + "\n"
         out = "".join(f"{k:>5}  {c}  {n}\n" for c, n, k in stats)
     elif fmt is OutputFormat.json:
