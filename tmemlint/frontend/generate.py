@@ -13,8 +13,8 @@ language): the staleness check is the hash, not a byte comparison.
 ``trim`` then takes off the stand-alone module what a check never runs and pays for at import: ``logging`` (with
 ``traceback``, ``textwrap``, ``string`` and ``threading``; Lark's logger is at ``CRITICAL`` there, so its messages
 were dropped anyway: a logger that drops them replaces it) and ``pickle``, ``zlib``, ``base64`` (Lark's table cache
-and ``save``/``load``, which the generated parser does not use: imported on first use if it ever is).  About 5 ms of
-CPU of a check's start-up (``python -X importtime``, docs/performance.md).
+and ``save``/``load``, which the generated parser does not use: imported on first use if it ever is): importing the
+module and building the parser went from 17.6-19.4 to 10.3-12.1 ms of CPU (docs/performance.md).
 """
 
 from __future__ import annotations
