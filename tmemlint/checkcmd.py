@@ -134,12 +134,12 @@ def present(findings: list[Finding], results: list[FileResult]) -> tuple[list[Fi
     """The findings as a person reads them: PTX findings with ``-lineinfo`` moved to their CUDA lines
     (``tmemlint.lineinfo``), one finding per place and rule across files (a ``.cu`` and the PTX made from it
     give the same finding), sorted; and the text of every file a finding names, for code frames."""
-    from tmemlint.lineinfo import relocate
-
     sources = {r.path: r.text for r in results if r.text is not None}
     out: list[Finding] = []
     for res in results:
         if res.text is not None and res.path.endswith(".ptx") and ".loc" in res.text:
+            from tmemlint.lineinfo import relocate  # only for PTX with line information
+
             out.extend(relocate([f for f in findings if f.path == res.path], res.text, res.path, sources,
                                 library_predicate(res.options, res.path)))
     moved = {id(f) for r in results if r.text is not None and r.path.endswith(".ptx") and ".loc" in r.text
