@@ -1215,7 +1215,9 @@ class ValueAnalysis:
                 return None
             name = "mul" if op == "mul" else _ARITH[op]
             if op == "mul" and inst.has("hi"):
-                return _generic("mulhi", args, idx)
+                # the type names the operands' width and signedness, which the high half depends on
+                ty = int_type(inst)
+                return _generic(f"mulhi.{ty}" if ty is not None else "mulhi", args, idx)
             r = _binop(name, args[0], args[1], idx)
             if isinstance(r, _CONSTS) and isinstance(args[0], _CONSTS) and isinstance(args[1], _CONSTS) \
                     and not inst.has("wide"):
