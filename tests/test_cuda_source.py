@@ -24,8 +24,6 @@ CASE16 = SHARED / "cases" / "16_divergent_collective_tcgen05_ld"
 #: Fixtures whose expectations source mode does not meet yet, path → what it gets wrong (strict xfail: fixing the
 #: gap makes the test pass, and then the entry must go).
 SOURCE_GAPS: dict[str, str] = {
-    "fixtures/cuda/deepgemm_tm304_reelect_nonelected_bad.cu":
-        "TM304 on the epilogue's load (line 92): the _wait_never_returns gap of the committed .ptx (test_fixtures)",
     "fixtures/patterns/persistent_loop_alloc_flags.cu":
         "TM101's warning on the alloc (line 54): warp 0 frees under its `had_tile` flag; warp 0 does not allocate, so "
         "its zero-trip and looping paths have equal properties and are joined at the loop exit, losing the flag's "

@@ -25,9 +25,6 @@ _EXTEND = re.compile(r"//\s*tmemlint-test:\s*extend-select=([A-Z0-9, ]+)")
 KNOWN_GAPS: dict[str, str] = {
     "fixtures/ptx/tm305_barrier_mma_incomplete_bad.ptx":
         "TM305's completion side is off (checks/ordering.py ENFORCE_COMPLETION): a barrier after an un-waited MMA",
-    "fixtures/cuda/deepgemm_tm304_reelect_nonelected_bad.ptx":
-        "TM304 on the epilogue's loads: SyncModel._wait_never_returns asks only the threads on the MMA's paths (the "
-        "elected lane, which never commits), so it takes the wait for a hang; the 31 other lanes' commits complete it",
     "fixtures/ptx/tm303_late_wait_mapa_handover_bad.ptx":
         "an arrive through mapa has no barrier identity (sync_event: BarrierKey ident None, may alias any barrier), so "
         "must_happen_before credits the wait::st that follows the hand-over (checks/ordering.py _handover_candidates)",
