@@ -395,12 +395,11 @@ def _iteration_handshake(ctx, ld, done, kr, w, km) -> bool:
 
 
 def _lines(insts) -> str:
-    """``line 80`` / ``line 80 and line 95`` / ``line 80, line 95, line 99 and 2 more`` for instructions, in line
-    order (each ``line N`` is a reference ``lineinfo`` maps to the source position)."""
-    ns = [f"line {n}" for n in sorted({i.span.line for i in insts})]
-    if len(ns) > 3:
-        return f"{', '.join(ns[:3])} and {len(ns) - 3} more"
-    return ns[0] if len(ns) == 1 else f"{', '.join(ns[:-1])} and {ns[-1]}"
+    """``line 80`` / ``line 80 and 2 more`` for instructions: the first in line order, and how many others (a
+    ``line N`` reference ``lineinfo`` maps to its source position; several PTX lines of one source line would read
+    the same position several times)."""
+    ns = sorted({i.span.line for i in insts})
+    return f"line {ns[0]}" if len(ns) == 1 else f"line {ns[0]} and {len(ns) - 1} more"
 
 
 def _handover_gap(ctx, ld, done, kr, w, km) -> str:
