@@ -706,10 +706,14 @@ def _move_wait_mutants(fa: FileAnalysis, ctx) -> tuple[list[Mutant], list[NotApp
                 f"ld {ld.span.line} read at {u.span.line}" for ld, u in early) + "; TM301 reports the first read)"))
             continue
         use = None
+        later_wait = None
         live = dict(clean)
         cast_at: dict[str, int] = {}  # register -> line of the bit-cast mov it was renamed by (the reported read)
         for i in range(w.index + 1, block.end):
             ins = insts[i]
+            if ins.family == "tcgen05.wait::ld":  # completes every earlier load of the thread (reference §3)
+                later_wait = ins
+                break
             if _is_copy(ins) and ins.operands[1].name in live:  # a rename (also nvcc's mov.b32 %f, %r bit-cast)
                 src_reg, dst_reg = ins.operands[1].name, ins.operands[0].name
                 live[dst_reg] = live[src_reg]
@@ -722,6 +726,11 @@ def _move_wait_mutants(fa: FileAnalysis, ctx) -> tuple[list[Mutant], list[NotApp
                 break
             for r in defined_regs(ins):
                 live.pop(r.name, None)
+        if later_wait is not None:
+            nas.append(NotApplicable(src, "tm301-move-wait", L, "equivalent mutant: the wait::ld at line "
+                                     f"{later_wait.span.line} completes the same loads before their first read "
+                                     "(a bit-cast mov before it is a rename, not a read)"))
+            continue
         if use is None:
             nas.append(NotApplicable(src, "tm301-move-wait", L, "the loaded registers are not read in its basic block"))
             continue

@@ -859,6 +859,19 @@ def test_a_commit_by_lane_1_does_not_complete_the_elected_lanes_mma():
     assert k.ctx.sync.completion_ordering((k.at["a"],), k.warp(1), k.at["b"], k.warp(0)).verdict is False
 
 
+def test_the_non_elected_lanes_commit_completes_the_phase_without_the_mma():
+    # the second election's test inverted (DeepGEMM's ``if (!elect_one_sync())``): the 31 lanes that did not issue
+    # the MMA commit (PTX ISA 9.0 §9.7.13.12: the same leader both times; §9.7.16.8.4: each commit tracks its own
+    # thread's operations, none), and the first of their arrivals completes phase 0 of bar0 (count 1): warp 0's
+    # wait returns while the MMA may still run.  The issuing lane's own path arrives nowhere, but the wait does not
+    # hang: the arrival primitive's sites are every lane's (``SyncModel._wait_never_returns``), not only those of
+    # the threads on the MMA's paths, which took the pair of paths for one that never happens
+    k = build(swap(REELECT, "\t@!%p21 bra DONE;\n", "\t@%p21 bra DONE;\n"))
+    o = k.ctx.sync.completion_ordering((k.at["a"],), k.warp(1), k.at["b"], k.warp(0))
+    assert (o.verdict, o.missing) == (False, "release")
+    assert k.ctx.sync.completes_before(k.at["a"], k.warp(1), k.at["b"], k.warp(0)) is False
+
+
 def test_an_election_after_some_lanes_branched_away_is_its_own():
     # elect.sync elects "one predicated active leader thread" of its membermask, the same "for the same membermask
     # every time" (PTX ISA 9.0 §9.7.13.12); where lanes 16-31 left before the second election, it is not the

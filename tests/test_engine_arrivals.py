@@ -22,6 +22,13 @@ GATED = (swap(MBAR, ARRIVE, "\t@!%p9 bra SKIP;\n" + ARRIVE)
          + "\tbra.uni DONE;\nSKIP:\n\tld.param.u32 %r61, [flag]; // @skip\n")
 
 
+def _needs(k, klass, at, facts):
+    """``arrivals_needed``: (barrier, its arrive sites, phase 0's arrivals ``PhaseArrivals.needed``) per need."""
+    got = k.ctx.sync.arrivals_needed(klass, at, facts)
+    assert all(type(n) is NeededArrival and n.phase.phase == 0 for n in got)
+    return [(n.barrier, n.sites, n.phase.needed) for n in got]
+
+
 def _one(sets):
     assert sets, sets
     return sorted(sets, key=repr)
@@ -31,7 +38,7 @@ def test_a_wait_for_phase_0_needs_one_of_its_arrive_sites():
     k = build(GATED)
     w0, w1 = k.warp(0), k.warp(1)
     for fb in _one(k.ctx.sync.fact_sets(w1, k.at["b"])):
-        assert k.ctx.sync.arrivals_needed(w1, k.at["b"], fb) == (NeededArrival(BAR0, (k.at["arrive"],)),)
+        assert _needs(k, w1, k.at["b"], fb) == [(BAR0, (k.at["arrive"],), 1)]
     # before its wait warp 1 needs nothing
     for fw in _one(k.ctx.sync.fact_sets(w1, k.at["wait"])):
         assert k.ctx.sync.arrivals_needed(w1, k.at["wait"], fw) == ()
@@ -203,7 +210,7 @@ def test_a_loop_wait_whose_first_execution_names_parity_0_needs_an_arrival():
     w0, w1 = k.warp(0), k.warp(1)
     assert k.ctx.sync.site(k.at["wait"]).parity is None  # the parity is a register, not a constant
     fb = _one(k.ctx.sync.fact_sets(w1, k.at["b"]))[0]
-    assert k.ctx.sync.arrivals_needed(w1, k.at["b"], fb) == (NeededArrival(BAR0, (k.at["arrive"],)),)
+    assert _needs(k, w1, k.at["b"], fb) == [(BAR0, (k.at["arrive"],), 1)]
     for fs in _one(k.ctx.sync.fact_sets(w0, k.at["skip"])):
         assert k.ctx.sync.joint_paths_feasible(((w1, k.at["b"], fb), (w0, k.at["skip"], fs))) is False
 

@@ -34,6 +34,15 @@ def test_a_regenerated_module_loads_and_records_the_grammar(tmp_path):
     assert any(type(x).__name__ == "Function" for x in m)
 
 
+def test_trim_fails_loudly_when_lark_writes_its_module_differently():
+    """``generate.trim`` replaces exact lines of Lark's generator; a Lark version that writes them otherwise must stop
+    the generation rather than leave ``logging`` and ``pickle`` on a check's start-up unnoticed."""
+    text = generate.source(parser.grammar_text())
+    assert "import logging" not in text and "import pickle" not in text
+    with pytest.raises(ValueError, match="update TRIMS"):
+        generate.trim(text)  # already trimmed: the lines are gone
+
+
 def both(monkeypatch, text: str, path: str):
     """``parse_module`` of ``text`` with the generated parser, then with Lark (lark-cython when installed)."""
     out = []

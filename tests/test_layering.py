@@ -137,3 +137,48 @@ def private_imports() -> list[str]:
 
 def test_no_private_names_across_modules():
     assert private_imports() == []
+
+
+#: Packages whose modules read no other tmemlint module's private attributes (``test_no_private_attributes_across
+#: _modules``); the CUDA front end's modules still share a few (``lvalues``, ``program``), not yet checked.
+ATTRIBUTE_CHECKED = ("analysis", "checks", "plan")
+
+
+def private_attribute_reads() -> list[str]:
+    """``module:line: expression`` for each read of a private attribute (one leading underscore) through an object
+    other than ``self``/``cls`` in a module of ``ATTRIBUTE_CHECKED``, where the attribute is one that a class of
+    another tmemlint module defines (a method, or an attribute set on ``self``) and the reading module does not:
+    ``self.va._defs_by_inst`` from ``threads`` is ``ValueAnalysis``'s own business."""
+    trees = {p: ast.parse(p.read_text(encoding="utf-8")) for p in PACKAGE.rglob("*.py")}
+    owners: dict[str, set[Path]] = {}
+    for path, tree in trees.items():
+        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+            for n in ast.walk(cls):
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    name = n.name
+                elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) \
+                        and isinstance(n.value, ast.Name) and n.value.id == "self":
+                    name = n.attr
+                elif isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name):
+                    name = n.target.id
+                else:
+                    continue
+                if name.startswith("_") and not name.startswith("__"):
+                    owners.setdefault(name, set()).add(path)
+    out = []
+    for path, tree in trees.items():
+        if path.relative_to(PACKAGE).parts[0] not in ATTRIBUTE_CHECKED:
+            continue
+        for n in ast.walk(tree):
+            if not isinstance(n, ast.Attribute) or not n.attr.startswith("_") or n.attr.startswith("__"):
+                continue
+            if isinstance(n.value, ast.Name) and n.value.id in ("self", "cls"):
+                continue
+            where = owners.get(n.attr, set())
+            if where and path not in where:
+                out.append(f"{module_name(path)}:{n.lineno}: {ast.unparse(n)}")
+    return sorted(out)
+
+
+def test_no_private_attributes_across_modules():
+    assert private_attribute_reads() == []

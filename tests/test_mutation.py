@@ -179,3 +179,25 @@ def test_mutants_assemble():
         if err is not None:
             rejected.append(f"{name} {fault}@{anchor}: {err}")
     assert rejected == []
+
+
+def test_wait_moved_past_a_later_wait_is_an_equivalent_mutant(tmp_path):
+    """nvcc's CUTLASS-style epilogue: ld A; wait::ld; bit-cast renames of A; ld B; wait::ld; arithmetic on A. Moving
+    the first wait below the first read of A crosses the second wait, which completes A too (wait::ld waits for all
+    of the thread's earlier loads): no fault, so no mutant; the site is listed as an equivalent mutant. (The twelve
+    tm301-move-wait "misses" of the 2026-12-07 rerun on fixtures/real/nvcc/cutlass_style_templates were this.)"""
+    good = (ROOT / "fixtures/ptx/bitcast_rename_two_loads_one_wait_good.ptx").read_text()
+    first_ld = "\ttcgen05.ld.sync.aligned.32x32b.x2.b32 {%r6, %r7}, [%r5];\n"
+    wait = "\ttcgen05.wait::ld.sync.aligned;\n"
+    assert good.count(first_ld) == 1
+    text = good.replace(first_ld, first_ld + wait)
+    path = tmp_path / "two_waits.ptx"
+    path.write_text(text)
+    wait_line = text.splitlines().index(wait.rstrip("\n"), 0) + 1
+    later_wait_line = text.splitlines().index(wait.rstrip("\n"), wait_line) + 1
+    fa = mutate.FileAnalysis(mutate.source_for(str(path)))
+    muts, nas = mutate.generate(fa)
+    assert [m.anchor for m in muts if m.fault == "tm301-move-wait"] == [later_wait_line]
+    reasons = [n.reason for n in nas if n.fault == "tm301-move-wait" and n.line == wait_line]
+    assert reasons == [f"equivalent mutant: the wait::ld at line {later_wait_line} completes the same loads before "
+                       "their first read (a bit-cast mov before it is a rename, not a read)"]

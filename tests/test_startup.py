@@ -100,9 +100,13 @@ def test_check_of_a_ptx_file_imports_what_it_uses():
 #: What a plain check of a small PTX file no longer imports (issue 29): Lark and lark-cython (the generated parser
 #: ``tmemlint.frontend.ptx_lalr`` reads texts up to ``parser.STANDALONE_MAX_CHARS``), the configuration's TOML
 #: reader where no configuration file exists, the solver (z3: only when a path question is asked), the demangler
-#: (only for a finding that names a mangled function), and the command line's typer, click and rich.
+#: (only for a finding that names a mangled function), the command line's typer, click and rich, the
+#: ``logging`` and ``pickle`` that Lark's stand-alone module imported (``generate.trim``), the fingerprints'
+#: ``hashlib`` (only for a finding), the compilation database's reader with its ``json`` and ``shlex`` (only
+#: with ``-p``) and ``tmemlint.lineinfo`` (source mode, and PTX with ``.loc`` lines).
 LAZY = ("lark", "lark_cython", "tomllib", "z3", "cxxfilt", "typer", "click", "rich", "importlib.resources",
-        "tmemlint.cli", "tmemlint.frontend.generate")
+        "tmemlint.cli", "tmemlint.frontend.generate", "logging", "pickle", "zlib", "base64", "hashlib", "json",
+        "shlex", "tmemlint.compdb", "tmemlint.lineinfo")
 
 
 def test_a_plain_check_of_a_small_ptx_file_imports_none_of_the_lazy_modules(tmp_path):

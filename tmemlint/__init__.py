@@ -6,16 +6,23 @@ The Python API (``tmemlint.api``, imported on first use so that ``import tmemlin
     plan = tmemlint.plan(ptx_text)
 """
 
+from __future__ import annotations
+
 import os as _os
 import sys as _sys
 from importlib.machinery import EXTENSION_SUFFIXES as _EXTENSION_SUFFIXES
-from importlib.machinery import ModuleSpec as _ModuleSpec
 from importlib.machinery import PathFinder as _PathFinder
-from importlib.util import spec_from_file_location as _spec_from_file_location
-from types import ModuleType as _ModuleType
-from typing import Sequence as _Sequence
 
 from tmemlint.version import __version__
+
+# ``typing`` and ``importlib.util`` are not imported here: ``--version`` and ``rules`` would pay for them (about
+# 4 ms of CPU, docs/performance.md); the finder below needs ``importlib.util`` only with TMEMLINT_PURE set.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from importlib.machinery import ModuleSpec as _ModuleSpec
+    from types import ModuleType as _ModuleType
+    from typing import Sequence as _Sequence
+del TYPE_CHECKING
 
 
 class _PureFinder:
@@ -33,7 +40,9 @@ class _PureFinder:
         if spec is None or spec.origin is None or not spec.origin.endswith(tuple(_EXTENSION_SUFFIXES)):
             return None
         source = _os.path.join(_os.path.dirname(spec.origin), fullname.rpartition(".")[2] + ".py")
-        return _spec_from_file_location(fullname, source) if _os.path.isfile(source) else None
+        from importlib.util import spec_from_file_location
+
+        return spec_from_file_location(fullname, source) if _os.path.isfile(source) else None
 
 
 if _os.environ.get("TMEMLINT_PURE", "") not in ("", "0") and _PureFinder not in _sys.meta_path:

@@ -11,14 +11,13 @@ print the same bytes (tests/test_startup.py compares them).
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import sys
 from collections import Counter
 from enum import Enum
 from typing import Callable, Iterable, Sequence
 
-from tmemlint.checks.registry import RULES
+from tmemlint.checks.registry import RULES, load_all  # noqa: F401 - load_all: for tmemlint.entry's start-up
 from tmemlint.config import ConfigError, Overrides, Settings, split_selectors
 from tmemlint.engine import FileResult, Options, lint_bytes, lint_file, share_cores
 from tmemlint.findings import Finding, Severity
@@ -135,12 +134,12 @@ def present(findings: list[Finding], results: list[FileResult]) -> tuple[list[Fi
     """The findings as a person reads them: PTX findings with ``-lineinfo`` moved to their CUDA lines
     (``tmemlint.lineinfo``), one finding per place and rule across files (a ``.cu`` and the PTX made from it
     give the same finding), sorted; and the text of every file a finding names, for code frames."""
-    from tmemlint.lineinfo import relocate
-
     sources = {r.path: r.text for r in results if r.text is not None}
     out: list[Finding] = []
     for res in results:
         if res.text is not None and res.path.endswith(".ptx") and ".loc" in res.text:
+            from tmemlint.lineinfo import relocate  # only for PTX with line information
+
             out.extend(relocate([f for f in findings if f.path == res.path], res.text, res.path, sources,
                                 library_predicate(res.options, res.path)))
     moved = {id(f) for r in results if r.text is not None and r.path.endswith(".ptx") and ".loc" in r.text
@@ -197,9 +196,11 @@ def _source_options(options: Options, define: list[str] | None, compile_: bool,
                     path: str | None = None) -> Options:
     """``options`` with the CUDA-source settings of the command line (``-D``, ``--compile``, ``--nvcc-arg``,
     ``-I``, and ``-p``: the flags of ``path`` in ``compile_commands.json``, ``tmemlint.compdb``)."""
-    from tmemlint.compdb import flags_for
+    db = None
+    if build_path and path:  # the compilation database's reader (json, shlex) only with -p
+        from tmemlint.compdb import flags_for
 
-    db = flags_for(build_path, path) if build_path and path else None
+        db = flags_for(build_path, path)
     for d in (db.defines if db else []) + list(define or ()):
         name, eq, value = d.partition("=")
         if name.strip():
@@ -244,6 +245,8 @@ def _render(findings: list[Finding], sources: dict[str, str], fmt: OutputFormat,
     if show_statistics:
         stats = statistics(findings)
         if fmt is OutputFormat.json:
+            import json
+
             return json.dumps([{"code": c, "name": n, "count": k} for c, n, k in stats], indent=2) + "\n"
         out = "".join(f"{k:>5}  {c}  {n}\n" for c, n, k in stats)
     elif fmt is OutputFormat.json:

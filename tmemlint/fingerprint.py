@@ -11,7 +11,6 @@ finding, re-indenting it or adding a comment to its line keeps its fingerprint. 
 
 from __future__ import annotations
 
-import hashlib
 import re
 from typing import Sequence
 
@@ -37,6 +36,8 @@ def normalize_line(text: str) -> str:
 
 def fingerprint(code: str, function: str | None, line_text: str, occurrence: int) -> str:
     """The fingerprint (32 lowercase hex digits) of one finding: see the module docstring."""
+    import hashlib  # here: OpenSSL's module costs about 3 ms of start-up, and a clean file has no finding
+
     key = "\x1f".join((code, base_name(function), normalize_line(line_text), str(occurrence)))
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
 

@@ -24,7 +24,6 @@ from tmemlint.checks.registry import RULES, Rule, load_all
 from tmemlint.findings import CheckError, Finding, Severity
 from tmemlint.ir import Function, Module
 from tmemlint.libraries import library_predicate
-from tmemlint.lineinfo import with_inline_context
 from tmemlint.options import Options
 
 if TYPE_CHECKING:
@@ -485,6 +484,7 @@ def findings_of(unit: Unit) -> list[Finding]:
         return list(unit.diagnostics)
     if unit.cuda is not None:
         from tmemlint.frontend.cuda import BLIND_CODES
+        from tmemlint.lineinfo import with_inline_context  # source mode only: a PTX check does not import it
 
         with _no_gc():
             found = unit.diagnostics + check(analyse(unit), enabled_rules(unit.options))

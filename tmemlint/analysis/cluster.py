@@ -168,7 +168,7 @@ class PairRoles:
                 for o in inst.operands[1:]:
                     vals = [va.value(inst, o)]
                     if type(o) is Reg:  # a register merged from several definitions: each one's value
-                        vals += [va.def_value.get((r, o.name), TOP) for r in va._reaching(inst, o.name)]
+                        vals += [va.def_value.get((r, o.name), TOP) for r in va.reaching_defs(inst, o.name)]
                     if any(self._from_identity(x, depth + 1) for x in vals):
                         out = True
                         break

@@ -370,6 +370,11 @@ class Feasibility:
                 return _arith(z3, op, self._term(x, w, qy, depth + 1), self._term(y, w, qy, depth + 1), False)
             case Op(name="not", args=(x,)):
                 return ~self._term(x, w, qy, depth + 1)
+            case Op(name=str() as op, args=(x, y)) if op.startswith("mulhi.") and op[6] in "su" \
+                    and op[7:].isdigit():
+                n = int(op[7:])
+                hi = _mul_hi(z3, self._term(x, n, qy, depth + 1), self._term(y, n, qy, depth + 1), op[6] == "s")
+                return self._fit(hi, w)
         return self._var(v, w, qy)
 
     def _operand(self, inst: Instruction, k: int, w: int, qy: _Query, depth: int) -> Any:
@@ -410,8 +415,14 @@ class Feasibility:
             a = self._operand(inst, 1, w, qy, depth)
             b = self._operand(inst, 2, w, qy, depth)
             return z3.If(_compare(z3, cmp, a, b, ty[0] == "s"), z3.BitVecVal(1, 1), z3.BitVecVal(0, 1))
-        if inst.guard is not None or op not in _ARITH or inst.has("hi") or inst.has("wide"):
+        if inst.guard is not None or op not in _ARITH or inst.has("wide"):
             return None
+        if inst.has("hi"):
+            ty = int_type(inst)
+            if op != "mul" or ty is None or ty[0] not in "su" or len(inst.operands) != 3:
+                return None
+            return _mul_hi(z3, self._operand(inst, 1, w, qy, depth), self._operand(inst, 2, w, qy, depth),
+                           ty[0] == "s")
         if op in ("mov", "neg", "not"):
             a = self._operand(inst, 1, w, qy, depth)
             return a if op == "mov" else (-a if op == "neg" else ~a)
@@ -819,6 +830,17 @@ def _arith(z3: Any, op: str, a: Any, b: Any, signed: bool) -> Any:
     if op == "shr":
         return a >> b if signed else z3.LShR(a, b)
     raise ValueError(op)
+
+
+def _mul_hi(z3: Any, a: Any, b: Any, signed: bool) -> Any:
+    """``mul.hi`` of two ``n``-bit bit-vectors: the high ``n`` bits of their ``2n``-bit product, the operands
+    sign-extended for an ``.s`` type and zero-extended for a ``.u`` one (PTX ISA §9.7.1.3 ``mul``:
+    ``t = a * b; n = bitwidth of type; d = t<2n-1..n>`` for ``.hi``)."""
+    n = a.size()
+    if b.size() != n:
+        b = z3.ZeroExt(n - b.size(), b) if b.size() < n else z3.Extract(n - 1, 0, b)
+    ext = z3.SignExt if signed else z3.ZeroExt
+    return z3.Extract(2 * n - 1, n, ext(n, a) * ext(n, b))
 
 
 def _compare(z3: Any, cmp: str, a: Any, b: Any, signed: bool) -> Any:

@@ -24,13 +24,13 @@ before every wait of ``kb`` on ``X``; an mbarrier whose address is not known exa
 shared buffer holding many barriers, an address from ``mapa``) matches any such mbarrier and its phases are not
 counted; a barrier id in a register that is not constant matches any barrier id.  Expected counts
 (``mbarrier.init``): with a count of 1, another class's arrival not ordered after ``a`` may complete the phase
-first and then orders nothing (``_completed_by_others``); other counts are not compared with the arrivals.  A wait
-for phase 0 of an mbarrier that only ``ka`` arrives on, on a path where ``ka`` never arrives, never returns: that
-pair of paths does not happen (``_wait_never_returns``); in general, a path that passed a wait for phase 0 (a
-constant parity 0, or a loop's phase bit whose first execution names 0) needs one of the barrier's arrive sites on
-a path that agrees with it (``arrivals_needed``), and a choice of paths of several classes that leaves every such
-site off is infeasible (``joint_paths_feasible``, ``joint_choice``: "may these classes be at these instructions
-together?").  These readers share one primitive of arrivals (``arrive_sites``, ``phase_arrivals``: the sites, of
+first and then orders nothing (``_completed_by_others``); other counts are not compared with the arrivals.  A path
+that passed a wait for phase 0 (a constant parity 0, or a loop's phase bit whose first execution names 0) needs one
+of the barrier's arrive sites on a path that agrees with it (``arrivals_needed``), and a choice of paths of several
+classes that leaves every such site off is infeasible (``joint_paths_feasible``, ``joint_choice``: "may these
+classes be at these instructions together?"); a pair of paths of ``ka`` and ``kb`` that does so never happens and
+orders vacuously (``_wait_never_returns``: every lane's sites, ``ka``'s own path for the sites only its threads
+through ``a`` run).  These readers share one primitive of arrivals (``arrive_sites``, ``phase_arrivals``: the sites, of
 which kind, that may complete phase ``k``, and the ``(k + 1)`` × count arrivals it takes).  The events and barrier identities are the classifier's
 (``analysis.sync``).
 """
@@ -1059,8 +1059,7 @@ class SyncModel:
             return hit
         self._by_others[memo_key] = False
         got = False
-        count = self._expected.get(x)
-        if count is not None and count[0] == 1:
+        if self.phase_arrivals(x, 0).needed == 1:
             for i, s in self._sited:
                 if got:
                     break
@@ -1081,34 +1080,74 @@ class SyncModel:
     def _wait_never_returns(self, group: tuple[Instruction, ...], ka: "WarpClass", fa: Facts, fb: Facts,
                             kb: "WarpClass", b: Instruction) -> bool:
         """Whether the path of ``kb`` of facts ``fb`` cannot reach ``b`` while ``ka`` runs its path of facts ``fa``
-        through ``group``: on it ``kb`` waits before ``b`` (``b``'s own wait included) for phase 0 of an exactly
-        known mbarrier ``X`` (``.parity`` waits of constant parity 0 only: ``_parity0_waited``) whose arrivals only
-        ``ka`` makes (``_only_arriver``), and ``ka``'s path makes none (none before the latest of ``group``, none
-        after it).  PTX ISA §9.7.13.15.1-2: a phase completes only once its pending arrival count reaches zero, and
-        the expected count of ``mbarrier.init`` is at least 1, so with no arrival phase 0 never completes and the
-        wait never returns: an arrive that ``ka`` may skip leaves no execution of ``b`` unordered."""
-        sb = self.site(b)
-        after: frozenset[BarrierKey] | None = None  # every arrival after the group, commits or not
-        for x in self._parity0_waited(kb):
-            if self._only_arriver(x) is not ka:
+        through ``group``, asked of the arrival primitive: on it ``kb`` has passed a wait for phase 0 of an
+        mbarrier ``X`` before ``b`` (``arrivals_needed``), or ``b`` is one (``_zero_phase_wait``), and no arrive
+        site of ``X`` (``phase_arrivals(X, 0).sites``: any class, any lane, a peer's remote arrive or multicast
+        commit, a call) may run with these paths.  PTX ISA §9.7.13.15.1-2: a phase completes only once its pending
+        arrival count reaches zero, and the expected count of ``mbarrier.init`` is at least 1, so with no arrival
+        phase 0 never completes and the wait never returns: an arrive that ``ka`` may skip leaves no execution of
+        ``b`` unordered.  A site that only threads of ``ka`` running ``group`` execute (``_run_by_group``) is asked
+        of ``ka``'s path itself: no arrival on ``X`` before the latest of ``group`` (``_count``) nor after it
+        (``releases_after``, the warp's lanes united); every other site (another class's, or lanes of ``ka`` that
+        do not run ``group``, such as the non-elected lanes of an MMA warp) is asked of ``may_arrive_with``'s test
+        (``_site_may_run``).  Only barriers with sites, all of them this CTA's own arrivals on exactly ``X``
+        (``PhaseArrivals.local``), are asked."""
+        needs = list(self.arrivals_needed(kb, b, fb))
+        own = self._zero_phase_wait(b)
+        if own is not None and all(n.barrier != own for n in needs):
+            needs.append(NeededArrival(own, self.phase_arrivals(own, 0)))
+        if not needs:
+            return False
+        joint = (other_warp_view(fa), fb)
+        for need in needs:
+            x = need.barrier
+            if not need.phase.local or not need.phase.sites:
+                # a peer CTA's arrival, a multicast commit, a callee's or an aliased address: not followed; no site:
+                # the model counts none of the arrivals (a subclass's unfenced relaxed arrives), not a proof of none
                 continue
-            if after is None:
-                paths = self.releases_after(ka, group, grouped=len(group) > 1).get(group[0].index, [])
-                same = [ks for ks, f in paths if f == fa]  # this very path, else every path that agrees with it
-                after = frozenset().union(*same) if same else frozenset(
-                    k for ks, f in paths if self._agree(f, fa) for k in ks)
+            if any(not (k is ka and self._run_by_group(ka, a.inst, group)) and self._site_may_run(k, a.inst, joint)
+                   for a in need.phase.sites for k in self.ctx.threads.classes if self.executes(k, a.inst)):
+                continue  # an arrival this path of ka does not decide may complete the phase
+            paths = self.releases_after(ka, group, grouped=len(group) > 1).get(group[0].index, [])
+            same = [ks for ks, f in paths if f == fa]  # this very path, else every path that agrees with it
+            after = frozenset().union(*same) if same else frozenset(
+                k for ks, f in paths if self._agree(f, fa) for k in ks)
             if any(k.may_alias(x) for k in after):
-                continue
-            done = 1 if sb is not None and sb.waits and sb.key == x else 0
-            waited = [m + done for f, m in self._count(kb, x).waits.get(b.index, {}).items()
-                      if self._agree(f, fb, fa)]
-            if not waited or not all(m > 0 for m in waited):
                 continue
             before = [c for g in group for f, c in self._count(ka, x).arrivals.get(g.index, {}).items()
                       if self._agree(f, fb, fa)]
             if before and not any(before):
                 return True
         return False
+
+    def _run_by_group(self, klass: "WarpClass", inst: Instruction, group: tuple[Instruction, ...]) -> bool:
+        """Whether every thread of ``klass`` that may execute ``inst`` runs an instruction of ``group`` too: each
+        fact set of the paths reaching ``inst`` holds every thread predicate (lane fact: ``elect.sync``, lane or
+        thread-index tests) of some path reaching an instruction of ``group`` (a conjunction that implies it).
+        False when the paths are not known."""
+        sets = self.fact_sets(klass, inst)
+        if not sets:
+            return False
+        lanes: list[Facts] = []
+        for g in group:
+            gs = self.fact_sets(klass, g)
+            if gs is None:
+                return False
+            lanes += [frozenset(f for f in fg if is_lane_fact(f[0])) for fg in gs]
+        return all(any(lg <= fs for lg in lanes) for fs in sets)
+
+    def _zero_phase_wait(self, inst: Instruction) -> BarrierKey | None:
+        """The mbarrier that the tested (``SyncEvent.waits``) ``.parity`` wait ``inst`` waits on for parity 0 when
+        it returns (a constant parity 0, or a register whose first execution in its loop names 0:
+        ``_first_zero_wait``; the transfer of ``_zero_phase_waits``), else None."""
+        s = self.site(inst)
+        if s is None or not s.waits or s.key.kind != "mbar":
+            return None
+        if s.parity == 0:
+            return s.key
+        if s.parity is None and "parity" in inst.parts:
+            return self._first_zero_wait(inst)
+        return None
 
     def never_completes(self, klass: "WarpClass", b: Instruction) -> Hang | None:
         """Whether the mbarrier wait ``b`` (run by ``klass``) never returns on some path (``Hang``), else None.
@@ -1136,7 +1175,7 @@ class SyncModel:
         if not facts_b:
             return None
         waits = self._count(klass, x).waits.get(b.index, {})
-        expected = self._expected.get(x)
+        expected = self.phase_arrivals(x, 0).needed  # phase 0's arrivals: the expected count
         bound = self._arrival_bound(x) if expected is not None else None
         if expected is not None and bound is not None:
             for fb in sorted(facts_b, key=repr):
@@ -1145,7 +1184,7 @@ class SyncModel:
                 # the (m+1)-th wait of alternating parity 0, 1, 0, … returns only once phase m completed
                 needed = self.phase_arrivals(x, m).needed if m < MANY else None
                 if needed is not None and sb.parity == m % 2 and bound < needed:
-                    return Hang(b, klass, x, None, fb, (), expected[0], bound, m)
+                    return Hang(b, klass, x, None, fb, (), expected, bound, m)
         if sb.parity != 0 or x not in self._parity0_waited(klass):
             return None
         ka = self._only_arriver(x)
@@ -1336,8 +1375,9 @@ class SyncModel:
         needed: ``(k + 1)`` × the expected count of ``x``'s one constant ``mbarrier.init`` (units: arrivals; PTX
         ISA §9.7.13.15.1-2: the pending count is reset to the expected count when a phase completes, so phases 0 …
         ``k`` take that many arrivals between them), None when not known.  The readers: ``arrivals_needed`` (a
-        wait that returned implies one of ``sites`` ran), ``_only_arriver`` and ``_arrival_bound`` (TM315's proofs
-        and ``_wait_never_returns``, which need ``local``), ``never_completes`` (``needed``)."""
+        wait that returned implies one of ``sites`` ran; ``NeededArrival.phase``), ``_wait_never_returns`` (the same,
+        for one pair of paths), ``_only_arriver`` and ``_arrival_bound`` (TM315's proofs, which need ``local``),
+        ``never_completes`` and ``_completed_by_others`` (``needed``)."""
         sites = tuple(a for a in self.arrive_sites(x) if a.arrives)
         local = all(a.kind in ("local", "commit", "cp.async") and a.lands_on == x for a in sites)
         expected = self._expected.get(x)
@@ -1356,9 +1396,8 @@ class SyncModel:
         ``X`` ran before the wait returned.  The sites that may be that arrive are ``phase_arrivals(X, 0).sites``
         (any class, a peer CTA's remote arrive or multicast commit, a call included: ``NeededArrival.sites``).
         Limits: a wait for parity 1 adds nothing (it returns at once on a fresh barrier, and after a parity-0 wait
-        the arrival is already needed), and the number of arrivals (``PhaseArrivals.needed``) is not asked of the
-        sites.  This is the general form of ``_wait_never_returns`` (which asks it of one arriving class and one
-        pair of paths)."""
+        the arrival is already needed), and the number of arrivals (``PhaseArrivals.needed``, in
+        ``NeededArrival.phase``) is not asked of the sites.  ``_wait_never_returns`` asks it of one pair of paths."""
         per_facts = self._zero_phase_waits(klass).get(at.index)
         if not per_facts:
             return ()
@@ -1369,8 +1408,7 @@ class SyncModel:
                     passed = keys if passed is None else passed & keys
         if not passed:
             return ()
-        return tuple(NeededArrival(x, tuple(a.inst for a in self.phase_arrivals(x, 0).sites))
-                     for x in self._in_order(passed))
+        return tuple(NeededArrival(x, self.phase_arrivals(x, 0)) for x in self._in_order(passed))
 
     def _lands_on(self, inst: Instruction, s: SyncEvent) -> BarrierKey:
         """The mbarrier, as an offset in whichever CTA, that the arrival event ``s`` of ``inst`` lands on: for a
@@ -1412,12 +1450,7 @@ class SyncModel:
         seen: dict[int, dict[Facts, frozenset[BarrierKey]]] = {}
 
         def transfer(prop: frozenset[BarrierKey], inst: Instruction) -> frozenset[BarrierKey]:
-            s = self.site(inst)
-            if s is None or not s.waits or s.key.kind != "mbar":
-                return prop
-            key: BarrierKey | None = s.key if s.parity == 0 else None
-            if s.parity is None and "parity" in inst.parts:
-                key = self._first_zero_wait(inst)  # a stage counter's parity in a loop: its first execution
+            key = self._zero_phase_wait(inst)
             if key is None or key in prop:
                 return prop
             return prop | {key}
@@ -1462,18 +1495,21 @@ class SyncModel:
         them: the facts that hold in every CTA the question spans; by default the CTA-uniform ones) agree with every
         fact set of ``joint`` (``consistent_choice_facts``, and no signed bound of one decides a comparison of the
         other the other way: ``threads.bounds_disagree``).  True when a site's paths are not known."""
-        for x in need.sites:
-            for k in self.ctx.threads.classes:
-                if not self.executes(k, x):
-                    continue
-                sets = self.fact_sets(k, x)
-                if sets is None:
-                    return True
-                for fx in sets:
-                    v = view(fx) if view is not None else self._uniform(fx)
-                    if self._agree(v, *joint) and not any(bounds_disagree(v, f) or bounds_disagree(f, v)
-                                                          for f in joint):
-                        return True
+        return any(self._site_may_run(k, x, joint, view) for x in need.sites for k in self.ctx.threads.classes
+                   if self.executes(k, x))
+
+    def _site_may_run(self, klass: "WarpClass", inst: Instruction, joint: tuple[Facts, ...],
+                      view: "Callable[[Facts], Facts] | None" = None) -> bool:
+        """Whether ``klass`` may execute ``inst`` on a path whose facts (``view`` of them; by default the
+        CTA-uniform ones) agree with every fact set of ``joint`` (``may_arrive_with``'s test for one site and
+        class); True when its paths are not known."""
+        sets = self.fact_sets(klass, inst)
+        if sets is None:
+            return True
+        for fx in sets:
+            v = view(fx) if view is not None else self._uniform(fx)
+            if self._agree(v, *joint) and not any(bounds_disagree(v, f) or bounds_disagree(f, v) for f in joint):
+                return True
         return False
 
     def joint_paths_feasible(self, chosen: tuple[tuple["WarpClass", Instruction, Facts], ...],
@@ -2174,12 +2210,18 @@ class JointChoice:
 @dataclass(frozen=True, slots=True)
 class NeededArrival:
     """``SyncModel.arrivals_needed``'s answer for one mbarrier: ``barrier`` (waited on for parity 0 before the
-    instruction asked about) and ``sites``, every arrive site that may land on it (``SyncModel.phase_arrivals``:
-    an ``mbarrier.arrive*``, a ``cp.async.mbarrier.arrive``, a ``tcgen05.commit``, local, remote or multicast, or
-    a call): one of them ran before the wait returned (PTX ISA §9.7.13.15.1-2)."""
+    instruction asked about) and ``phase``, what completes its phase 0 (``SyncModel.phase_arrivals``): one of its
+    sites (an ``mbarrier.arrive*``, a ``cp.async.mbarrier.arrive``, a ``tcgen05.commit``, local, remote or
+    multicast, or a call) ran before the wait returned (PTX ISA §9.7.13.15.1-2), ``phase.needed`` arrivals in all
+    when the expected count is known."""
 
     barrier: BarrierKey
-    sites: tuple[Instruction, ...]
+    phase: "PhaseArrivals"
+
+    @property
+    def sites(self) -> tuple[Instruction, ...]:
+        """The instructions of ``phase.sites``, in program order."""
+        return tuple(a.inst for a in self.phase.sites)
 
 
 @dataclass(frozen=True, slots=True)

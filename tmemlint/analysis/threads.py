@@ -315,7 +315,7 @@ class GuardOracle:
         """``resolve`` of the opaque value of single-register definition ``d`` (an instruction index): its
         operation recomputed from its operands' resolved values; a constant or a thread expression, or None."""
         inst = self.va.insts[d]
-        regs = self.va._defs_by_inst[inst.index]
+        regs = self.va.defined_by(inst.index)
         if len(regs) != 1 or len(inst.operands) < 2:
             return None
         args = []
@@ -334,7 +334,7 @@ class GuardOracle:
             else:
                 args.append(self.va.value(inst, o))
         try:
-            r = self.va._compute(inst, inst.op, args)
+            r = self.va.computed(inst, args)
         except (IndexError, TypeError, ValueError, ZeroDivisionError, OverflowError):
             return None
         return r if type(r) is Const or type(r) is Tid else None

@@ -1181,6 +1181,13 @@ class ValueAnalysis:
             return pnot_value(r) if cmp == "ne" else r
         return None
 
+    def computed(self, inst: Instruction, args: list[Value]) -> Value | None:
+        """The value ``inst`` computes when its source operands (``inst.operands[1:]``, in order) hold ``args``:
+        the transfer of the fixed point for one instruction, asked of other values than the ones it found (a path's
+        register constants: ``threads.GuardOracle.resolve``); None when unknown (the fixed point makes it opaque).
+        Integer results are those of ``fold_op`` (PTX ISA §9.7.1: wrapping to the destination type)."""
+        return self._compute(inst, inst.op, args)
+
     def _compute(self, inst: Instruction, op: str, args: list[Value]) -> Value | None:
         """The value ``inst`` (opcode ``op``) computes from its source operands' values ``args`` (None: unknown,
         made opaque by the caller)."""
@@ -1208,7 +1215,9 @@ class ValueAnalysis:
                 return None
             name = "mul" if op == "mul" else _ARITH[op]
             if op == "mul" and inst.has("hi"):
-                return _generic("mulhi", args, idx)
+                # the type names the operands' width and signedness, which the high half depends on
+                ty = int_type(inst)
+                return _generic(f"mulhi.{ty}" if ty is not None else "mulhi", args, idx)
             r = _binop(name, args[0], args[1], idx)
             if isinstance(r, _CONSTS) and isinstance(args[0], _CONSTS) and isinstance(args[1], _CONSTS) \
                     and not inst.has("wide"):

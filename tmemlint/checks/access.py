@@ -39,7 +39,7 @@ def non_tcgen05_access(ctx):
                 base = o.base
                 hit = None
                 if base is not None and hasattr(base, "name"):
-                    hit = next((taddr_defs[(d, base.name)] for d in va._reaching(inst, base.name)
+                    hit = next((taddr_defs[(d, base.name)] for d in va.reaching_defs(inst, base.name)
                                 if (d, base.name) in taddr_defs), None)
                 if hit is not None:
                     ctx.report("TM201", inst,
@@ -74,7 +74,7 @@ def _tmem_operand_defs(ctx) -> dict:
             reg = o.base if type(o) is Address else o
             if reg is None or not hasattr(reg, "name") or not str(reg.name).startswith("%"):
                 continue
-            for d in va._reaching(inst, reg.name):
+            for d in va.reaching_defs(inst, reg.name):
                 out.setdefault((d, reg.name), inst)
     return out
 

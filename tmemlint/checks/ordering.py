@@ -411,9 +411,54 @@ def _iteration_handshake(ctx, ld, released, kr, w, km, roles) -> bool:
     return False
 
 
+def _lines(insts) -> str:
+    """``line 80`` / ``line 80 and 2 more`` for instructions: the first in line order, and how many others (a
+    ``line N`` reference ``lineinfo`` maps to its source position; several PTX lines of one source line would read
+    the same position several times)."""
+    ns = sorted({i.span.line for i in insts})
+    return f"line {ns[0]}" if len(ns) == 1 else f"line {ns[0]} and {len(ns) - 1} more"
+
+
+def _handover_gap(ctx, ld, done, kr, w, km) -> str:
+    """What ``_released_for_others`` knows of the missing hand-over of ``kr``'s load ``ld`` (completed by the waits
+    ``done``) to ``km``'s write ``w``, in words, from the facts ``_iteration_handshake`` found missing: which
+    arrivals the waits of ``km`` in its loop before ``w`` are for (``SyncModel.site``, ``executes``), whether
+    ``kr`` makes some of them, and what ``kr`` arrives on after its wait::ld in the iteration.  The releasing
+    thread may be a lane of ``kr``'s own warp (CUTLASS's pipeline ``consumer_release`` from the loading warps)
+    or of another warp class; the message says which, as the model sees it."""
+    from tmemlint.analysis.control import can_reach
+
+    sync = ctx.sync
+    sites = _sync_sites(ctx)
+
+    def in_loop(a, b) -> bool:
+        return can_reach(ctx, a, b) and can_reach(ctx, b, a)
+
+    awaited = [(i, st) for i, st in sites if st.waits and sync.executes(km, i) and in_loop(i, w)]
+    arrivals = [(i, k) for i, st in sites if st.arrives and any(st.key.may_alias(a.key) for _, a in awaited)
+                for k in ctx.threads.classes if sync.executes(k, i)]
+    released = [i for i, st in sites if st.arrives and sync.executes(kr, i)
+                and any(can_reach(ctx, d, i) for d in done) and can_reach(ctx, i, ld)]
+    own = [i for i, k in arrivals if k is kr]
+    if own:
+        return (f"the arrival of {kr!r} on the barrier {km!r} waits on ({_lines(own)}) is not between the "
+                f"tcgen05.wait::ld and the next tcgen05.ld: wait for the load (tcgen05.wait::ld) before that arrival")
+    after = (f"no arrival of {kr!r} comes between the tcgen05.wait::ld and the next tcgen05.ld" if not released else
+             f"the arrivals of {kr!r} after the tcgen05.wait::ld ({_lines(released)}) reach no wait of {km!r}, "
+             f"directly or through another warp class")
+    join = "; join the readers first (a named barrier over all of them, or an arrival per warp after its wait::ld)"
+    if not arrivals:
+        return f"{after}, and no arrival reaches the waits of {km!r} before it{join}"
+    by: dict[str, list] = {}
+    for i, k in arrivals:
+        by.setdefault(repr(k), []).append(i)
+    others = " and of ".join(f"{k} ({_lines(v)})" for k, v in sorted(by.items()))
+    return f"the wait of {km!r} ({_lines([i for i, _ in awaited])}) is for the arrival of {others}, and {after}{join}"
+
+
 def _released_for_others(ctx):
     """Loads whose completion is not ordered before the next overwrite by another warp class: ``[(ld, writer,
-    reading class, writing class)]``.
+    reading class, writing class, the reading class's waits that complete the load)]``.
 
     A warp class ``R`` loads columns that an asynchronous write ``W`` of another class ``M`` produced (an MMA whose
     completion reaches the load: ``SyncModel.completes_before(W, M, ld, R)``), both in loops, so ``W``'s next
@@ -461,7 +506,7 @@ def _released_for_others(ctx):
                             _iteration_handshake(ctx, ld, released, kr, w, km, roles):
                         continue
                     if sync.completes_before(w, km, ld, kr) is True:
-                        out.append((ld, w, kr, km))
+                        out.append((ld, w, kr, km, done))
                         found = True
                         break
                 if found:
@@ -487,13 +532,11 @@ def tmem_reuse_before_wait_ld(ctx):
         ctx.report("TM302", inst, text + " (no tcgen05.wait::ld in between)", [(ld, "tcgen05.ld issued here")],
                    group=Grouping(("ld", ld.index), ld, "no tcgen05.wait::ld after this tcgen05.ld, which may still be "
                                   "reading TMEM at {n} later place{s} needing its completion", place))
-    for ld, w, kr, km in _released_for_others(ctx):
+    for ld, w, kr, km, done in _released_for_others(ctx):
         ctx.report("TM302", ld,
-                   f"the tcgen05.ld of {kr!r} is waited for (tcgen05.wait::ld) but nothing of {kr!r} after the wait "
-                   f"orders it before the next {w.family} of {km!r} at line {w.span.line}, which overwrites the "
-                   f"columns it reads: the release is made without these warps (an elected lane of another warp "
-                   f"arrives for them); join the readers first (a named barrier over all of them, or an arrival per "
-                   f"warp after its wait::ld)",
+                   f"the tcgen05.ld of {kr!r} is waited for (tcgen05.wait::ld at {_lines(done)}) but nothing of "
+                   f"{kr!r} after the wait orders it before the next {w.family} of {km!r} at line {w.span.line}, "
+                   f"which overwrites the columns it reads: {_handover_gap(ctx, ld, done, kr, w, km)}",
                    [(w, f"the next {w.family} overwrites the columns")])
 
 

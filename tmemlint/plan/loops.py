@@ -72,7 +72,7 @@ class LoopColumns:
         if depth > 12:
             return None
         lo, hi = loop
-        defs = self.va._reaching(self.insts[at], name)
+        defs = self.va.reaching_defs(self.insts[at], name)
         if not defs:
             v = self.sets.register(self.insts[at], name)
             return _Lin(v) if v is not None else None
@@ -148,7 +148,7 @@ class LoopColumns:
         br = self.insts[hi]
         if br.op != "bra" or br.guard is None:
             return None
-        p = self.va._reaching(br, br.guard.reg.name)
+        p = self.va.reaching_defs(br, br.guard.reg.name)
         if len(p) != 1:
             return None
         s = self.insts[p[0]]
