@@ -1,6 +1,7 @@
 """Speed and memory of tmemlint against ptxas on the same files (issue 18: production builds).
 
     python benchmarks/bench.py [--runs 1] [--corpus DIR] [--no-triton] [--extra] [--skip-build] [--out report.md]
+                               [--triton DIR] [--jobs N] [--shard K/N] [--csv rows.csv]
 
 Inputs: the third-party corpus ``.corpus/ptx/<project>/*.ptx`` (CUTLASS, ThunderKittens, DeepGEMM, FlashMLA,
 FlashAttention-4, QuACK, CuTe DSL builds: local, never committed; ``--corpus`` names another folder of
@@ -19,6 +20,11 @@ module, which every file pays before its first line, set against each file's ptx
 ratio can be below it).  tmemlint's bytecode is compiled first (``compile_bytecode``), as an installed package's
 is.  The machine's load average (``os.getloadavg``, 1 minute) is sampled before every measurement and reported.
 The report names files by project and file name only.  Nothing here is a test.
+
+On a machine with many cores, ``--shard K/N`` runs shard K (0-based) of N (``shards``: the files dealt by size, so
+the shards take about the same time) and ``--jobs 1`` checks each file in one process: N such runs side by side, each
+file's ptxas just before its tmemlint in the same shard, so both see the same load; ``--csv`` writes the rows, which
+a reader of several shards joins.
 """
 
 from __future__ import annotations
@@ -157,9 +163,26 @@ def inputs(args) -> list[tuple[str, str, Path]]:
         for d in sorted(p for p in corpus.iterdir() if p.is_dir()):
             out += [("production", d.name, p) for p in sorted(d.glob("*.ptx"))]
     if not args.no_triton:
-        out += [("triton", "triton", p) for p in sorted((SHARED / "corpus" / "triton").glob("*.ptx"))]
+        triton = Path(args.triton) if args.triton else SHARED / "corpus" / "triton"
+        out += [("triton", "triton", p) for p in sorted(triton.glob("*.ptx"))]
     if args.extra:
         out += [("extra", p.parent.name, p) for p in sorted((ROOT / "fixtures" / "real").rglob("*.ptx"))]
+    return out
+
+
+def shards(sizes: list[int], n: int) -> list[int]:
+    """The shard (0 to ``n`` - 1) of each of the files of ``sizes`` (bytes): the largest first, each to the shard
+    with the fewest bytes so far (the lowest index on a tie), so that ``n`` shards run side by side end at about the
+    same time (ptxas's and tmemlint's times grow with a file's size).  Deterministic: every shard computes the same
+    assignment from the same inputs."""
+    if n < 1:
+        raise ValueError(f"shards: {n} shards")
+    load = [0] * n
+    out = [0] * len(sizes)
+    for i in sorted(range(len(sizes)), key=lambda i: (-sizes[i], i)):
+        k = min(range(n), key=lambda k: (load[k], k))
+        out[i] = k
+        load[k] += sizes[i]
     return out
 
 
@@ -250,18 +273,27 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--corpus", help="folder of <project>/*.ptx (default: .corpus/ptx)")
     ap.add_argument("--no-triton", action="store_true", help="leave out ../shared/corpus/triton")
+    ap.add_argument("--triton", help="folder of the Triton *.ptx (default: ../shared/corpus/triton)")
     ap.add_argument("--extra", action="store_true", help="add the nvcc and CuTe DSL files of fixtures/real")
     ap.add_argument("--skip-build", action="store_true", help="no whole-corpus --jobs 2 run")
     ap.add_argument("--out", type=Path, help="also write the Markdown report here")
+    ap.add_argument("--jobs", type=int, help="tmemlint --jobs for each file (default: tmemlint's own, all cores)")
+    ap.add_argument("--shard", help="K/N: only shard K (0-based) of N, the files dealt by size (shards)")
+    ap.add_argument("--csv", type=Path, help="also write the per-file rows here")
     args = ap.parse_args()
     if not shutil.which("ptxas"):
         print("ptxas not found: install the CUDA toolkit", file=sys.stderr)
         return 2
-    lint = tmemlint_cmd() + ["--no-cache", "--format", "json"]
+    lint = tmemlint_cmd() + ["--no-cache", "--format", "json"] + (["--jobs", str(args.jobs)] if args.jobs else [])
+    files = inputs(args)
+    if args.shard:
+        k, n = (int(x) for x in args.shard.split("/"))
+        dealt = shards([path.stat().st_size for _g, _p, path in files], n)
+        files = [f for f, s in zip(files, dealt) if s == k]
     compile_bytecode()
     load_before = os.getloadavg()
     rows = []
-    for group, project, path in inputs(args):
+    for group, project, path in files:
         with open(path, "rb") as fh:
             lines = fh.read().count(b"\n")
         arch = target_of(path)
@@ -278,7 +310,8 @@ def main() -> int:
             l_c.append(CPU[-1])
         row = {"group": group, "project": project, "name": path.name, "lines": lines, "ptxas_s": statistics.median(p_t),
                "ptxas_mb": max(p_m), "ptxas_cpu": statistics.median(p_c), "ptxas_rc": p_rc,
-               "lint_s": statistics.median(l_t), "lint_mb": max(l_m), "lint_cpu": statistics.median(l_c)}
+               "lint_s": statistics.median(l_t), "lint_mb": max(l_m), "lint_cpu": statistics.median(l_c),
+               "load": LOADS[-1]}
         rows.append(row)
         print(f"{project}/{path.name:<48} {lines:>8} ptxas {row['ptxas_s']:7.2f}s {row['ptxas_mb']:6.0f}MB  tmemlint "
               f"{row['lint_s']:7.2f}s {row['lint_mb']:6.0f}MB  time x{row['lint_s'] / row['ptxas_s']:.2f} mem "
@@ -325,6 +358,13 @@ def main() -> int:
                  f"measurement: median {statistics.median(LOADS):.2f}, max {max(LOADS):.2f}; {os.cpu_count()} cores")
     text = "\n".join(table + lines) + "\n"
     print(text)
+    if args.csv:
+        import csv
+
+        with open(args.csv, "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else ["group"])
+            w.writeheader()
+            w.writerows(rows)
     if args.out:
         args.out.write_text(text)
     return 0
