@@ -341,21 +341,23 @@ def _sync_sites(ctx) -> list:
     return cached
 
 
+def _in_loop(ctx, a, b) -> bool:
+    """``b`` after ``a`` and ``a`` again after ``b``: both on one cycle of the CFG (one iteration's segment)."""
+    from tmemlint.analysis.control import can_reach
+
+    return can_reach(ctx, a, b) and can_reach(ctx, b, a)
+
+
 def _per_iteration(ctx, ld, kr, w, km) -> bool:
     """Whether class ``km`` commits ``w`` in its loop to a barrier that class ``kr`` waits on in the loop of its
     ``ld``: each iteration's write is handed to that iteration's load, so the next write comes after the load (a
     persistent kernel's accumulator).  A load that waits once for writes of another loop (the epilogue after the
     main loop) is not such a pair."""
-    from tmemlint.analysis.control import can_reach
-
     sync = ctx.sync
-
-    def in_loop(a, b) -> bool:
-        return can_reach(ctx, a, b) and can_reach(ctx, b, a)
-
     sites = _sync_sites(ctx)
-    commits = [st.key for i, st in sites if i.family == "tcgen05.commit" and sync.executes(km, i) and in_loop(w, i)]
-    waits = [st.key for i, st in sites if st.waits and sync.executes(kr, i) and in_loop(i, ld)]
+    commits = [st.key for i, st in sites if i.family == "tcgen05.commit" and sync.executes(km, i)
+               and _in_loop(ctx, w, i)]
+    waits = [st.key for i, st in sites if st.waits and sync.executes(kr, i) and _in_loop(ctx, i, ld)]
     return any(c.may_alias(v) for c in commits for v in waits)
 
 
@@ -371,13 +373,13 @@ def _class_sites(ctx, roles: dict, klass) -> tuple[list, list]:
 
 
 def _readers_release(ctx, ld, done, kr) -> list:
-    """The barrier instances warp class ``kr`` arrives on after a wait of ``done`` (the waits that complete its
-    tcgen05.ld ``ld``) and before its next ``ld`` (on the loop's cycle): what each iteration of the readers hands
-    back (``_iteration_handshake``)."""
+    """The arrive sites (``_sync_sites``' ``(instruction, site)``) of warp class ``kr`` after a wait of ``done`` (the
+    waits that complete its tcgen05.ld ``ld``) and before its next ``ld`` (on the loop's cycle): what each iteration
+    of the readers hands back (``_iteration_handshake``, ``_handover_gap``)."""
     from tmemlint.analysis.control import can_reach
 
     sync = ctx.sync
-    return [st.key for i, st in _sync_sites(ctx) if st.arrives and sync.executes(kr, i)
+    return [(i, st) for i, st in _sync_sites(ctx) if st.arrives and sync.executes(kr, i)
             and any(can_reach(ctx, d, i) for d in done) and can_reach(ctx, i, ld)]
 
 
@@ -389,14 +391,10 @@ def _iteration_handshake(ctx, ld, released, kr, w, km, roles) -> bool:
     readers, then one elected lane's release).  The barrier instances and who executes what are the ``SyncModel``'s
     (``site``, ``executes``; ``roles``: the memo of ``_class_sites``); an instance whose address is not known
     exactly may be any other, and then orders."""
-    from tmemlint.analysis.control import can_reach
-
-    def in_loop(a, b) -> bool:  # ``b`` after ``a`` and ``a`` again after ``b``: one iteration's segment
-        return can_reach(ctx, a, b) and can_reach(ctx, b, a)
-
     if not released:
         return False
-    awaited = [st.key for i, st in _class_sites(ctx, roles, km)[0] if in_loop(i, w)]
+    released = [st.key for _i, st in released]
+    awaited = [st.key for i, st in _class_sites(ctx, roles, km)[0] if _in_loop(ctx, i, w)]
     if any(a.may_alias(b) for a in released for b in awaited):
         return True
     for k2 in ctx.threads.classes:  # one relay: a class that waits for the readers' arrival, then releases
@@ -406,7 +404,7 @@ def _iteration_handshake(ctx, ld, released, kr, w, km, roles) -> bool:
         for c, sc in waits:
             if not any(sc.key.may_alias(a) for a in released):
                 continue
-            if any(in_loop(c, i) and any(st.key.may_alias(b) for b in awaited) for i, st in arrivals):
+            if any(_in_loop(ctx, c, i) and any(st.key.may_alias(b) for b in awaited) for i, st in arrivals):
                 return True
     return False
 
@@ -426,19 +424,12 @@ def _handover_gap(ctx, ld, done, kr, w, km) -> str:
     ``kr`` makes some of them, and what ``kr`` arrives on after its wait::ld in the iteration.  The releasing
     thread may be a lane of ``kr``'s own warp (CUTLASS's pipeline ``consumer_release`` from the loading warps)
     or of another warp class; the message says which, as the model sees it."""
-    from tmemlint.analysis.control import can_reach
-
     sync = ctx.sync
     sites = _sync_sites(ctx)
-
-    def in_loop(a, b) -> bool:
-        return can_reach(ctx, a, b) and can_reach(ctx, b, a)
-
-    awaited = [(i, st) for i, st in sites if st.waits and sync.executes(km, i) and in_loop(i, w)]
+    awaited = [(i, st) for i, st in sites if st.waits and sync.executes(km, i) and _in_loop(ctx, i, w)]
     arrivals = [(i, k) for i, st in sites if st.arrives and any(st.key.may_alias(a.key) for _, a in awaited)
                 for k in ctx.threads.classes if sync.executes(k, i)]
-    released = [i for i, st in sites if st.arrives and sync.executes(kr, i)
-                and any(can_reach(ctx, d, i) for d in done) and can_reach(ctx, i, ld)]
+    released = [i for i, _st in _readers_release(ctx, ld, done, kr)]
     own = [i for i, k in arrivals if k is kr]
     if own:
         return (f"the arrival of {kr!r} on the barrier {km!r} waits on ({_lines(own)}) is not between the "
