@@ -17,6 +17,7 @@ from collections import Counter
 from enum import Enum
 from typing import Callable, Iterable, Sequence
 
+from tmemlint import profile as _profile
 from tmemlint.checks.registry import RULES, load_all  # noqa: F401 - load_all: for tmemlint.entry's start-up
 from tmemlint.config import ConfigError, Overrides, Settings, split_selectors
 from tmemlint.engine import FileResult, Options, lint_bytes, lint_file, share_cores
@@ -61,10 +62,24 @@ def fail(message: str) -> None:
 def _lint_task(task: tuple[str, str, Options]) -> FileResult:
     """Worker: lint one ``(path, display, options)`` file.  An unexpected internal error becomes an ``unreadable`` result instead of a traceback."""
     path, display, options = task
+    p = _profile.ACTIVE
+    if p is not None:
+        p.begin_file(display)
     try:
-        return lint_file(path, display, options)
+        res = lint_file(path, display, options)
     except Exception as e:  # noqa: BLE001 - one broken file must not stop the others
-        return FileResult(display, unreadable=f"internal error: {type(e).__name__}: {e}", options=options)
+        res = FileResult(display, unreadable=f"internal error: {type(e).__name__}: {e}", options=options)
+    if p is not None:
+        res.profile = p.end_file()
+    return res
+
+
+def _worker_init(profiling: bool) -> None:
+    """Initializer of the worker processes of a run over several files: ``engine.share_cores``, and a profile of
+    the worker's own (``profile.worker_profile``) when the run is profiled."""
+    share_cores()
+    if profiling:
+        _profile.worker_profile()
 
 
 def lint_tasks(tasks: Sequence[tuple[str, str, Options]], jobs: int,
@@ -83,7 +98,8 @@ def lint_tasks(tasks: Sequence[tuple[str, str, Options]], jobs: int,
     from concurrent.futures.process import BrokenProcessPool
 
     try:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), initializer=share_cores) as pool:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), initializer=_worker_init,
+                                 initargs=(_profile.ACTIVE is not None,)) as pool:
             # largest files first (the last file to start is a small one), results in task order
             order = sorted(range(len(tasks)), key=lambda i: -_file_size(tasks[i][0]))
             futures = {i: pool.submit(_lint_task, tasks[i]) for i in order}
@@ -140,8 +156,9 @@ def present(findings: list[Finding], results: list[FileResult]) -> tuple[list[Fi
         if res.text is not None and res.path.endswith(".ptx") and ".loc" in res.text:
             from tmemlint.lineinfo import relocate  # only for PTX with line information
 
-            out.extend(relocate([f for f in findings if f.path == res.path], res.text, res.path, sources,
-                                library_predicate(res.options, res.path)))
+            out.extend(_profile.timed("lineinfo")(relocate)(
+                [f for f in findings if f.path == res.path], res.text, res.path, sources,
+                library_predicate(res.options, res.path)))
     moved = {id(f) for r in results if r.text is not None and r.path.endswith(".ptx") and ".loc" in r.text
              for f in findings if f.path == r.path}
     out.extend(f for f in findings if id(f) not in moved)
@@ -282,8 +299,51 @@ def run_check(paths, output_format: OutputFormat = OutputFormat.text, output_fil
               respect_gitignore: bool | None = None, ctas_per_sm: int | None = None, show_statistics: bool = False,
               show_witness: bool | None = None, baseline: str | None = None, write_baseline: str | None = None,
               stdin_filename: str | None = None, jobs: int | None = None, define=None, compile_: bool = False,
-              nvcc_arg=None, include_dir=None, build_path=None) -> int:
-    """``tmemlint check`` with its arguments read (``tmemlint.cli.check`` documents each): the exit status."""
+              nvcc_arg=None, include_dir=None, build_path=None, profile: bool = False,
+              profile_json: str | None = None) -> int:
+    """``tmemlint check`` with its arguments read (``tmemlint.cli.check`` documents each): the exit status.
+    ``profile``/``profile_json``: the CPU time per phase (``tmemlint.profile``) as a table on standard error and/or
+    as JSON in that file."""
+    kw = dict(output_format=output_format, output_file=output_file, select=select, ignore=ignore,
+              extend_select=extend_select, fail_on=fail_on, exit_zero=exit_zero, quiet=quiet, config=config,
+              isolated=isolated, show_settings=show_settings, exclude=exclude, extend_exclude=extend_exclude,
+              force_exclude=force_exclude, respect_gitignore=respect_gitignore, ctas_per_sm=ctas_per_sm,
+              show_statistics=show_statistics, show_witness=show_witness, baseline=baseline,
+              write_baseline=write_baseline, stdin_filename=stdin_filename, jobs=jobs, define=define,
+              compile_=compile_, nvcc_arg=nvcc_arg, include_dir=include_dir, build_path=build_path)
+    if not (profile or profile_json):
+        return _check(paths, **kw)
+    prof = _profile.enable()
+    try:
+        status = _check(paths, **kw)
+        run = prof.finish()
+    finally:
+        _profile.disable()
+    if profile:
+        sys.stdout.flush()
+        sys.stderr.write(_profile.table(run, prof.files))
+        sys.stderr.flush()
+    if profile_json:
+        import json
+
+        try:
+            with open(profile_json, "w", encoding="utf-8") as fh:
+                json.dump(_profile.as_json(run, prof.files), fh, indent=1)
+                fh.write("\n")
+        except OSError as e:
+            fail(f"{profile_json}: cannot write: {e.strerror or e}")
+    return status
+
+
+def _check(paths, output_format: OutputFormat = OutputFormat.text, output_file: str | None = None, select=None,
+           ignore=None, extend_select=None, fail_on: FailOn | None = None, exit_zero: bool = False,
+           quiet: bool = False, config: str | None = None, isolated: bool = False, show_settings: bool = False,
+           exclude=None, extend_exclude=None, force_exclude: bool | None = None,
+           respect_gitignore: bool | None = None, ctas_per_sm: int | None = None, show_statistics: bool = False,
+           show_witness: bool | None = None, baseline: str | None = None, write_baseline: str | None = None,
+           stdin_filename: str | None = None, jobs: int | None = None, define=None, compile_: bool = False,
+           nvcc_arg=None, include_dir=None, build_path=None) -> int:
+    """``run_check`` without the profile."""
     from tmemlint.discover import display_path, discover
 
     paths = list(paths or [])
@@ -329,10 +389,20 @@ def run_check(paths, output_format: OutputFormat = OutputFormat.text, output_fil
         if stdin_task is not None:
             stdin_task = (stdin_task[0], dataclasses.replace(stdin_task[1], jobs=n_jobs))
     results: list[FileResult] = []
+    prof = _profile.ACTIVE
     if stdin_task is not None:
+        if prof is not None:
+            prof.begin_file(stdin_task[0])
+            prof.push("read")
         data = sys.stdin.buffer.read()
+        if prof is not None:
+            prof.pop()
         results.append(lint_bytes(data, stdin_task[0], stdin_task[1]))
+        if prof is not None:
+            results[-1].profile = prof.end_file()
     results.extend(_run_with_progress(tasks, n_jobs))
+    if prof is not None:
+        prof.files = [r.profile for r in results if r.profile is not None]
 
     findings: list[Finding] = []
     fail_rank: dict[str, str] = {}
@@ -370,6 +440,8 @@ def run_check(paths, output_format: OutputFormat = OutputFormat.text, output_fil
 
     if show_witness is None:
         show_witness = output_file is None and sys.stdout.isatty()
+    if prof is not None:
+        prof.push("output")
     text = _render(findings, sources, output_format, show_statistics, notifications, hidden,
                    color=output_file is None and use_color(), witness=show_witness)
     if output_file is not None:
@@ -383,6 +455,8 @@ def run_check(paths, output_format: OutputFormat = OutputFormat.text, output_fil
     if not quiet and results and output_format in (OutputFormat.text, OutputFormat.concise, OutputFormat.github):
         sys.stdout.flush()
         _echo(summary(findings, hidden, status == 2), err=True)
+    if prof is not None:
+        prof.pop()
     if status == 0 and not exit_zero:
         for f in findings:
             level = fail_rank.get(f.origin or f.path, "error")
@@ -395,8 +469,10 @@ def run_check(paths, output_format: OutputFormat = OutputFormat.text, output_fil
 #: Options ``parse_simple`` reads: flag → keyword of ``run_check``; the ones with a value take the next argument
 #: or ``=VALUE``.  Any other argument that starts with ``-`` (stdin, ``--``, short flags run together, every other
 #: option) leaves the command line to typer.
-_FLAGS = {"-q": "quiet", "--quiet": "quiet", "--exit-zero": "exit_zero", "--isolated": "isolated"}
-_VALUED = {"--output-format": "output_format", "--format": "output_format", "-j": "jobs", "--jobs": "jobs"}
+_FLAGS = {"-q": "quiet", "--quiet": "quiet", "--exit-zero": "exit_zero", "--isolated": "isolated",
+          "--profile": "profile"}
+_VALUED = {"--output-format": "output_format", "--format": "output_format", "-j": "jobs", "--jobs": "jobs",
+           "--profile-json": "profile_json"}
 
 
 def parse_simple(args: Sequence[str]) -> dict | None:
@@ -427,7 +503,9 @@ def parse_simple(args: Sequence[str]) -> dict | None:
                 return None
             value = rest[i]
             i += 1
-        if _VALUED[name] == "jobs":
+        if _VALUED[name] == "profile_json":
+            kw["profile_json"] = value
+        elif _VALUED[name] == "jobs":
             if not (value.isascii() and value.isdigit()):
                 return None
             kw["jobs"] = int(value)

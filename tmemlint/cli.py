@@ -87,6 +87,12 @@ def check(
                                                     "#include of CUDA sources (and -I for nvcc with --compile)."),
     build_path: Optional[str] = typer.Option(None, "--build-path", "-p", help="Folder with compile_commands.json "
                                              "(CMake, Bear): each CUDA file's -I, -D and nvcc flags from it."),
+    profile: bool = typer.Option(False, "--profile", help="Print the CPU time of each phase (start-up, read, parse, "
+                                                          "each analysis, the solver, each rule, output) per file "
+                                                          "and in total to standard error, as clang-tidy's "
+                                                          "--enable-check-profile (not cached)."),
+    profile_json: Optional[str] = typer.Option(None, "--profile-json", help="Write the CPU time of each phase, per "
+                                               "file and in total, as JSON to this file (not cached)."),
 ):
     """Check PTX files and CUDA sources (.cu, .cuh) for TMEM faults."""
     del no_cache  # handled by the console entry point (tmemlint.entry); listed here for --help
@@ -97,7 +103,7 @@ def check(
         force_exclude=force_exclude, respect_gitignore=respect_gitignore, ctas_per_sm=ctas_per_sm,
         show_statistics=show_statistics, show_witness=show_witness, baseline=baseline, write_baseline=write_baseline,
         stdin_filename=stdin_filename, jobs=jobs, define=define, compile_=compile_, nvcc_arg=nvcc_arg,
-        include_dir=include_dir, build_path=build_path))
+        include_dir=include_dir, build_path=build_path, profile=profile, profile_json=profile_json))
 
 
 class RulesFormat(str, Enum):

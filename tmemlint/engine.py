@@ -42,6 +42,8 @@ class FileResult:
     lines: int = 0
     text: str | None = None
     options: Options | None = None
+    #: the file's ``profile.Record`` when the run is profiled (``checkcmd._lint_task``; a worker returns it here)
+    profile: object | None = None
 
 
 def lint_module(module: Module, path: str, options: Options,

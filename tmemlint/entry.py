@@ -23,7 +23,8 @@ from tmemlint.version import __version__
 
 _CONFIG_NAMES = ("pyproject.toml", "tmemlint.toml")
 _UNCACHEABLE = {"-", "--write-baseline", "--compile", "--stdin-filename", "server", "plan", "rules", "rule",
-                "--help", "-h", "--version", "--statistics", "-o", "--output-file", "--show-settings"}
+                "--help", "-h", "--version", "--statistics", "-o", "--output-file", "--show-settings", "--profile",
+                "--profile-json"}
 
 
 def _configs_for(path) -> list:
@@ -73,7 +74,8 @@ def cache_key(args: list[str]) -> str | None:
     from pathlib import Path
 
     if any(a in _UNCACHEABLE or a.startswith(("--write-baseline", "--compile", "--build-path", "-p",
-                                               "--output-file", "-o", "--show-settings")) for a in args):
+                                               "--output-file", "-o", "--show-settings",
+                                               "--profile")) for a in args):
         return None
     h = hashlib.sha256()
     h.update(f"tmemlint {__version__}\0{_code_stamp()}\0{os.getcwd()}\0".encode())

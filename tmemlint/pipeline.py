@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Iterator
 
+from tmemlint import profile
 from tmemlint.checks.registry import RULES, Rule, load_all
 from tmemlint.findings import CheckError, Finding, Severity
 from tmemlint.ir import Function, Module
@@ -155,6 +156,9 @@ def load(source: str | bytes | os.PathLike, options: Options | None = None, *, n
 
 def _load_file(path: os.PathLike, shown: str, options: Options, how) -> Unit:
     """At most ``MAX_BYTES`` are read (a larger file, or an endless device such as ``/dev/zero``, gives TM901)."""
+    p = profile.ACTIVE
+    if p is not None:
+        p.push("read")
     try:
         size = os.stat(path).st_size
         if size > MAX_BYTES and os.path.isfile(path):
@@ -165,6 +169,9 @@ def _load_file(path: os.PathLike, shown: str, options: Options, how) -> Unit:
         return Unit(shown, options, unreadable="is a directory", rules_ran=False)
     except OSError as e:
         return Unit(shown, options, unreadable=e.strerror or str(e), rules_ran=False)
+    finally:
+        if p is not None:
+            p.pop()
     return _load_bytes(data, shown, options, how)
 
 
@@ -173,11 +180,17 @@ def _load_bytes(data: bytes, shown: str, options: Options, how) -> Unit:
         return _too_large(shown, len(data), options)
     from tmemlint.frontend.parser import PTXSyntaxError, decode
 
+    p = profile.ACTIVE
+    if p is not None:
+        p.push("read")
     try:
         text = decode(data)
     except PTXSyntaxError as e:
         return Unit(shown, options, rules_ran=False,
                     diagnostics=[finding(shown, "TM900", e.line, e.column, e.end_column, e.message)])
+    finally:
+        if p is not None:
+            p.pop()
     return _load_text(text, shown, options, how)
 
 
@@ -219,8 +232,15 @@ def _load_text(text: str, shown: str, options: Options, how) -> Unit:
     # the cyclic garbage collector paused (as for the PTX parse, ``parser._parse_without_gc``): lowering and the
     # analyses allocate hundreds of thousands of long-lived objects (syntax nodes' texts, IR, facts), and each
     # collection walks all of those built so far; the garbage made in between is freed by reference counting
-    with _no_gc():
-        cu = parse_cuda(text, shown, options.defines, options.include_dirs)
+    p = profile.ACTIVE
+    if p is not None:
+        p.push("cuda")
+    try:
+        with _no_gc():
+            cu = parse_cuda(text, shown, options.defines, options.include_dirs)
+    finally:
+        if p is not None:
+            p.pop()
     unit.cuda = cu
     unit.module = cu.module
     unit.diagnostics = diagnostics_as_findings(cu.diagnostics, shown, options)
@@ -250,19 +270,30 @@ def _load_compiled(unit: Unit) -> Unit:
 
     options = unit.options
     includes = tuple(f"-I{os.path.abspath(d)}" for d in options.include_dirs)
+    p = profile.ACTIVE
+    if p is not None:
+        p.push("compile")
     try:
         ptx = compile_to_ptx(unit.text, unit.path, tuple(options.nvcc_args) + includes, options.defines)
     except CheckError as e:
         unit.refusal = e
         unit.rules_ran = False
         return unit
+    finally:
+        if p is not None:
+            p.pop()
     unit.analysed_as = f"{unit.path} (nvcc PTX)"
+    if p is not None:
+        p.push("parse")
     try:  # a function of nvcc's PTX this grammar cannot read costs that function only, as for a PTX file
         module, broken = parse_text_isolating(ptx, unit.analysed_as)
     except PTXSyntaxError as e:
         unit.diagnostics = [finding(unit.path, "TM900", 1, 1, 2, f"the PTX nvcc made is not readable at its line "
                                                                  f"{e.line}: {e.message}")]
         return unit
+    finally:
+        if p is not None:
+            p.pop()
     unit.module = module
     unit.diagnostics = [finding(unit.path, "TM900", 1, 1, 2, f"the PTX nvcc made is not readable at its line "
                                                              f"{e.line}: {e.message}; the function on its lines "
@@ -280,14 +311,21 @@ def _load_ptx(unit: Unit, whole: bool) -> Unit:
     from tmemlint.frontend.split import layout
 
     text, path, options = unit.text, unit.path, unit.options
-    lay = layout(parser.normalize(text), prune=PRUNE and not whole)
-    try:  # past the line limit: one TM901, without reading suppressions (the text may be millions of lines)
-        if lay is not None:
-            parser.check_code_lines(lay)
-        elif text.count("\n") + (0 if text.endswith("\n") else 1) > parser.MAX_LINES:
-            parser.parse_text(text, path)  # raises the limit's PTXLimitError
-    except parser.PTXLimitError as e:
-        return _over_limit(unit, e.message)
+    p = profile.ACTIVE
+    if p is not None:
+        p.push("prepass")
+    try:
+        lay = layout(parser.normalize(text), prune=PRUNE and not whole)
+        try:  # past the line limit: one TM901, without reading suppressions (the text may be millions of lines)
+            if lay is not None:
+                parser.check_code_lines(lay)
+            elif text.count("\n") + (0 if text.endswith("\n") else 1) > parser.MAX_LINES:
+                parser.parse_text(text, path)  # raises the limit's PTXLimitError
+        except parser.PTXLimitError as e:
+            return _over_limit(unit, e.message)
+    finally:
+        if p is not None:
+            p.pop()
     if lay is not None and not whole:
         least = SPLIT_MIN_LINES_SHARED if _shared_cores else SPLIT_MIN_LINES
         if options.jobs > 1 and least <= lay.code_lines <= parser.MAX_LINES:
@@ -296,6 +334,7 @@ def _load_ptx(unit: Unit, whole: bool) -> Unit:
     return _parse_ptx(unit, lay)
 
 
+@profile.timed("parse")
 def _parse_ptx(unit: Unit, lay) -> Unit:
     from tmemlint.frontend import parser
 
@@ -369,14 +408,26 @@ def analyse_function(module: Module, fn: Function, path: str, options: Options) 
         return None
     from tmemlint.checks.context import FunctionContext  # the analyses: imported when a function has a body
 
-    ctx = FunctionContext(module, fn, path)
+    p = profile.ACTIVE
+    if p is not None:
+        p.push("inline")
+    try:
+        ctx = FunctionContext(module, fn, path)
+    finally:
+        if p is not None:
+            p.pop()
     ctx.options = options
+    if p is not None:
+        p.push("triage")
     try:
         if not ctx.touches_tmem:
             return None
         work = value_work(fn)
     except RecursionError:  # operands nested past Python's recursion limit (a vector in a vector in ...)
         return Analysed(ctx, _too_deep(ctx))
+    finally:
+        if p is not None:
+            p.pop()
     if work > MAX_VALUE_WORK:
         if not options.wants("TM901"):
             return Analysed(ctx, [])
@@ -384,6 +435,9 @@ def analyse_function(module: Module, fn: Function, path: str, options: Options) 
         return Analysed(ctx, [finding(path, "TM901", sp.line, sp.column, sp.end_column,
                                       f"function {fn.name} is not analysed: its registers are redefined too often "
                                       f"(definitions x reads = {work:,}, more than the limit of {MAX_VALUE_WORK:,})")])
+    if p is not None:
+        p.count("functions")
+        p.count("instructions", len(ctx.function.instructions))
     return Analysed(ctx)
 
 
@@ -441,7 +495,10 @@ def check(analysed: Iterable[Analysed], rules: list[Rule] | None = None) -> list
 def _check_function(ctx: FunctionContext, rules: list[Rule]) -> list[Finding]:
     fn, path, options = ctx.function, ctx.path, ctx.options
     sp = fn.span
+    p = profile.ACTIVE
     for r in rules:
+        if p is not None:
+            p.push("rule:" + r.code)
         try:
             r.check(ctx)
         except RecursionError:
@@ -451,6 +508,11 @@ def _check_function(ctx: FunctionContext, rules: list[Rule]) -> list[Finding]:
             ctx.findings.append(finding(path, "TM901", sp.line, sp.column, sp.end_column,
                                         f"{r.code} skipped for function {fn.name}: internal error "
                                         f"({type(e).__name__}: {str(e)[:200]}); please report it"))
+        finally:
+            if p is not None:
+                p.pop()
+    if p is not None:
+        _count_function(p, ctx)
     if options.wants("TM901"):
         for inst in ctx.cfg.unresolved:
             ctx.findings.append(finding(path, "TM901", inst.span.line, inst.span.column, inst.span.end_column,
@@ -463,6 +525,15 @@ def _check_function(ctx: FunctionContext, rules: list[Rule]) -> list[Finding]:
                 ctx.findings.append(finding(path, "TM901", sp.line, sp.column, sp.end_column,
                                             f"function {fn.name}: {msg}; allocation findings may be missing"))
     return [f for f in ctx.findings if options.codes is None or f.code in options.codes]
+
+
+def _count_function(p: profile.Profile, ctx: FunctionContext) -> None:
+    """The counts of one checked function: its simulations, its solver's queries (when it had one)."""
+    p.count("simulations", len(ctx.simulations))
+    feas = ctx.__dict__.get("feasibility")  # where functools.cached_property keeps it, when it was asked for
+    if feas is not None:
+        p.count("solver_queries", feas.cost.queries)
+        p.count("solver_hits", feas.cost.hits)
 
 
 def check_module(module: Module, path: str, options: Options,
@@ -489,13 +560,13 @@ def findings_of(unit: Unit) -> list[Finding]:
         with _no_gc():
             found = unit.diagnostics + check(analyse(unit), enabled_rules(unit.options))
         cu = unit.cuda
-        return with_inline_context(found, cu.module, cu.pre, cu.blind, BLIND_CODES,
-                                   library_predicate(unit.options, unit.path))
+        return profile.timed("lineinfo")(with_inline_context)(found, cu.module, cu.pre, cu.blind, BLIND_CODES,
+                                                              library_predicate(unit.options, unit.path))
     found = check(analyse(unit), enabled_rules(unit.options))
     if unit.ptx is not None:
         from tmemlint.compile import map_findings
 
-        return unit.diagnostics + map_findings(found, unit.module, unit.path, unit.text, unit.ptx,
+        return unit.diagnostics + profile.timed("lineinfo")(map_findings)(found, unit.module, unit.path, unit.text, unit.ptx,
                                                library_predicate(unit.options, unit.path))
     return unit.diagnostics + found
 
@@ -518,6 +589,7 @@ def run(unit: Unit) -> list[Finding]:
     return out
 
 
+@profile.timed("suppress")
 def finish(findings: Iterable[Finding], text: str, path: str, options: Options,
            rules_ran: bool = True, unjudged: frozenset[str] = frozenset()) -> list[Finding]:
     """What happens after the rules ran on one file's ``text``: suppression comments (and TM902 for unused ones
@@ -562,11 +634,13 @@ def _lint_parts(lay, path: str, options: Options) -> list[Finding] | None:
     _PARTS[:] = cut
     try:
         with ProcessPoolExecutor(max_workers=len(cut) - 1, mp_context=mp) as pool:
-            if fork:
+            if fork and profile.ACTIVE is not None:  # each worker returns the profile of its part
+                later = [pool.submit(_lint_part_profiled, k, path, options) for k in range(1, len(cut))]
+            elif fork:
                 later = [pool.submit(_lint_part_at, k, path, options) for k in range(1, len(cut))]
             else:
                 later = [pool.submit(lint_part, p.text(), path, options, p.owned) for p in cut[1:]]
-            results = [lint_part(cut[0].text(), path, options, cut[0].owned)] + [f.result() for f in later]
+            results = [lint_part(cut[0].text(), path, options, cut[0].owned)] + [_merged(f.result()) for f in later]
     except Exception:  # noqa: BLE001 - a worker that died or could not start: the serial run decides
         return None
     finally:
@@ -582,6 +656,28 @@ def _lint_part_at(k: int, path: str, options: Options) -> list[Finding] | None:
     return lint_part(p.text(), path, options, p.owned)
 
 
+def _lint_part_profiled(k: int, path: str, options: Options) -> tuple[list[Finding] | None, profile.Record]:
+    """``_lint_part_at`` in a forked worker while profiling: the findings and the profile of the part."""
+    p = profile.worker_profile()
+    p.begin_file(path)
+    try:
+        found = _lint_part_at(k, path, options)
+    finally:
+        rec = p.end_file()
+    return found, rec
+
+
+def _merged(got):
+    """A part worker's result: its findings, with its profile (``_lint_part_profiled``) added to the file's."""
+    if isinstance(got, tuple):
+        found, rec = got
+        rec.counts.pop("files", None)
+        if profile.ACTIVE is not None:
+            profile.ACTIVE.merge(rec)
+        return found
+    return got
+
+
 def lint_part(text: str, path: str, options: Options, owned: list[tuple[int, int]]) -> list[Finding] | None:
     """Worker of ``_lint_parts`` (and of the server's incremental lint): parse one part (already pruned, its
     lines counted by the caller) and run the rules on the functions it owns; None when the part does not parse
@@ -589,7 +685,7 @@ def lint_part(text: str, path: str, options: Options, owned: list[tuple[int, int
     from tmemlint.frontend import parser
 
     try:
-        module = parser.parse_module(text, path)
+        module = profile.timed("parse")(parser.parse_module)(text, path)
     except parser.PTXSyntaxError:
         return None
     if module.version is None:

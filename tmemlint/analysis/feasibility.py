@@ -36,6 +36,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
+from tmemlint import profile
 from tmemlint.analysis import digraph
 from tmemlint.analysis.cfg import CFG, ENTRY, Node
 from tmemlint.analysis.cluster import CTA_IDENTITY_SREGS, mentions_identity
@@ -515,10 +516,17 @@ class Feasibility:
             if inst.guard is not None and any(self.induction(r) is not None
                                               for r in self.va.multi_defs):
                 t0 = time.perf_counter()
-                qy = _Query(inst.index)
-                p = self.va.reg_value(inst, inst.guard.reg)
-                if p is not TOP and self._pred(p, qy) is not None:
-                    got = frozenset(qy.inductions)
+                prof = profile.ACTIVE
+                if prof is not None:
+                    prof.push("solver")
+                try:
+                    qy = _Query(inst.index)
+                    p = self.va.reg_value(inst, inst.guard.reg)
+                    if p is not TOP and self._pred(p, qy) is not None:
+                        got = frozenset(qy.inductions)
+                finally:
+                    if prof is not None:
+                        prof.pop()
                 self._count(seconds=time.perf_counter() - t0)
             self._branch_ivs[inst.index] = got
         return got
@@ -585,6 +593,7 @@ class Feasibility:
         got = self._sat_memo[k] = self.satisfiable(q, facts)
         return got
 
+    @profile.timed("solver")
     def satisfiable(self, q: Instruction, facts: Facts) -> bool | None:
         """Whether the path facts ``facts`` at instruction ``q`` may hold together: False when z3 proves them
         contradictory (with the values of the induction variables they read), True when satisfiable, None when
@@ -628,6 +637,7 @@ class Feasibility:
         self._loop_values[k] = got
         return got
 
+    @profile.timed("solver")
     def _enumerate(self, iv: Induction) -> frozenset[int] | None:
         t0 = time.perf_counter()
         z3 = self._solver()
@@ -682,6 +692,7 @@ class Feasibility:
         got = self._pair_memo[key] = self._pair_check(key)
         return got
 
+    @profile.timed("solver")
     def _pair_check(self, key: object) -> bool | None:
         t0 = time.perf_counter()
         z3 = self._solver()

@@ -20,6 +20,7 @@ from tmemlint.analysis.threads import ThreadModel, thread_model
 from tmemlint.analysis.tmem import TmemSites, tmem_sites
 from tmemlint.analysis.values import ValueAnalysis
 from tmemlint.analysis.witness import branch_steps
+from tmemlint import profile
 from tmemlint.checks.registry import RULES
 from tmemlint.findings import Finding, Group, Related, Severity
 from tmemlint.ir import Function, Instruction, Module, Span
@@ -56,6 +57,13 @@ class Grouping:
     at: Instruction
     headline: str
     place: str
+
+
+def _interpreted(cls: type) -> bool:
+    """Whether ``cls``'s module runs as Python source (not compiled by mypyc)."""
+    import sys
+
+    return str(getattr(sys.modules.get(cls.__module__), "__file__", "")).endswith(".py")
 
 
 def _hashable(x: object) -> Hashable:
@@ -160,10 +168,12 @@ class FunctionContext:
         self.rule_caches = RuleCaches()
 
     @cached_property
+    @profile.timed("cfg")
     def cfg(self) -> CFG:
         return build_cfg(self.function)
 
     @cached_property
+    @profile.timed("values")
     def values(self) -> ValueAnalysis:
         from tmemlint.analysis.calls import call_returns, callee_slots
 
@@ -171,22 +181,26 @@ class FunctionContext:
                                                call_returns(self.module, self.function))
 
     @cached_property
+    @profile.timed("threads")
     def threads(self) -> ThreadModel:
         from tmemlint.analysis.calls import callee_thread_predicates
 
         return thread_model(self.function, self.values, callee_thread_predicates(self.module, self.function))
 
     @cached_property
+    @profile.timed("sites")
     def sites(self) -> TmemSites:
         return tmem_sites(self.function, self.values)
 
     @cached_property
+    @profile.timed("solver")
     def feasibility(self) -> Feasibility:
         """The solver's questions about this function's paths and counted loops, with their cache
         (``tmemlint.analysis.feasibility``; z3 is imported only when one is asked)."""
         return Feasibility(self.cfg, self.values)
 
     @cached_property
+    @profile.timed("address_sets")
     def address_sets(self) -> AddressSets:
         """Bounded sets of TMEM addresses and integers per operand (``tmemlint.analysis.regions``): a
         double-buffered accumulator at ``base + (stage & 1) * 128`` has the column set {0, 128}."""
@@ -199,6 +213,7 @@ class FunctionContext:
         return AddressSets(self.values, self.threads.n_threads, next(iter(slots)) if known else None,
                            feasibility=self.feasibility)
 
+    @profile.timed("address_sets")
     def address_sets_of(self, warps: tuple[int, ...]) -> AddressSets:
         """``address_sets`` evaluated with the thread indices of ``warps`` only (``AddressSets(warps=...)``): a
         column computed from the warpgroup index (``(warp >> 2) * 128``) is one interval for the warps of one
@@ -212,6 +227,7 @@ class FunctionContext:
         return got
 
     @cached_property
+    @profile.timed("lifecycle")
     def lifecycle(self) -> Lifecycle:
         return Lifecycle(self)
 
@@ -221,9 +237,16 @@ class FunctionContext:
         return got
 
     @cached_property
+    @profile.timed("sync")
     def sync(self) -> SyncModel:
-        """Happens-before between warp classes through barrier instances (``tmemlint.analysis.order``)."""
-        return SyncModel(self)
+        """Happens-before between warp classes through barrier instances (``tmemlint.analysis.order``).  While
+        profiling (``tmemlint.profile``), the rules' calls of its methods are timed and counted (``TimedProxy``;
+        not when ``analysis.order`` is compiled, whose callers check the type)."""
+        model = SyncModel(self)
+        if profile.ACTIVE is not None and _interpreted(SyncModel):
+            return profile.TimedProxy(model, "sync", "sync_calls", profile.HB_QUERIES,
+                                      "hb_queries")  # type: ignore[return-value]
+        return model
 
     @cached_property
     def touches_tmem(self) -> bool:
@@ -250,11 +273,17 @@ class FunctionContext:
             sim = PropertySimulation(self.cfg, self.values, klass, transfer, init,
                                      observe=(lambda p, i, f, k=klass: observe(k, p, i, f)) if observe else None,
                                      relevant=relevant, feasibility=self.feasibility)
+            p = profile.ACTIVE
+            if p is not None:
+                p.push("simulation")
             try:
                 exits = sim.run()
             except BudgetExceeded:
                 self.bounded.append(f"path simulation of {klass!r} exceeded its budget")
                 exits = None
+            finally:
+                if p is not None:
+                    p.pop()
             self.simulations.append(SimulationKey(
                 klass.warps, self._relevant_set(relevant), transfer_identity(transfer), _hashable(init),
                 None if exits is None else frozenset((e.prop, e.facts, -1 if e.exit_inst is None else e.exit_inst.index)
@@ -280,14 +309,22 @@ class FunctionContext:
             sim = PropertySimulation(self.cfg, self.values, klass, identity_transfer, None,
                                      observe=lambda _p, i, f: seen.append((i, f)),
                                      relevant=None if rel is None else lambda i: i.index in recorded)
+            p = profile.ACTIVE
+            if p is not None:
+                p.push("simulation")
             try:
                 got: list[ExitState] | None = sim.run()
             except BudgetExceeded:
                 got = None
+            finally:
+                if p is not None:
+                    p.pop()
             rec = self._paths[key] = PathRecord(tuple(seen), None if got is None else tuple(got))
             self.simulations.append(SimulationKey(klass.warps, key[1], "identity", None, None if got is None else
                                                   frozenset((e.prop, e.facts, -1 if e.exit_inst is None
                                                              else e.exit_inst.index) for e in got)))
+        elif profile.ACTIVE is not None:
+            profile.ACTIVE.count("replays")
         if rec.exits is None:
             self.bounded.append(f"path simulation of {klass!r} exceeded its budget")
             return None
@@ -336,6 +373,7 @@ class FunctionContext:
         return Related(self.path, span.line, span.column, message, thread)
 
     @cached_property
+    @profile.timed("executing")
     def executing(self) -> dict[int, frozenset[int]]:
         """Instruction index → indices of the warp classes that may execute it (``analysis.flow``), for the
         threads of default witnesses; computed only when a finding needs one."""
@@ -352,6 +390,7 @@ class FunctionContext:
         ws = warps_of(got, self.threads)
         return None, ("warp " if len(ws) == 1 else "warps ") + ", ".join(map(str, ws))
 
+    @profile.timed("witness")
     def witness(self, steps, facts: frozenset = frozenset(), avoid=None, code: str | None = None) -> list[Related]:
         """The code flow of ``steps`` (``Step``s, in execution order): each step a Related with its warp class,
         and between two consecutive instructions of one class the branch decisions of a path of that class
