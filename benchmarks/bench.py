@@ -2,6 +2,8 @@
 
     python benchmarks/bench.py [--runs 1] [--corpus DIR] [--no-triton] [--extra] [--skip-build] [--out report.md]
                                [--triton DIR] [--jobs N] [--shard K/N] [--csv rows.csv]
+    python benchmarks/bench.py --phases [--corpus DIR] [--no-triton] [--extra] [--examples] [--csv rows.csv]
+                               [--out summary.md]
 
 Inputs: the third-party corpus ``.corpus/ptx/<project>/*.ptx`` (CUTLASS, ThunderKittens, DeepGEMM, FlashMLA,
 FlashAttention-4, QuACK, CuTe DSL builds: local, never committed; ``--corpus`` names another folder of
@@ -20,6 +22,13 @@ module, which every file pays before its first line, set against each file's ptx
 ratio can be below it).  tmemlint's bytecode is compiled first (``compile_bytecode``), as an installed package's
 is.  The machine's load average (``os.getloadavg``, 1 minute) is sampled before every measurement and reported.
 The report names files by project and file name only.  Nothing here is a test.
+
+``--phases`` (issue 29's per-phase account): per file, ptxas's CPU time and one ``tmemlint --no-cache --jobs 1
+--profile-json`` run (``tmemlint.profile``: exclusive CPU seconds per phase, measured in the process), with the
+process's own CPU time from ``wait4`` beside the profile's total; ``--csv`` writes one row per file (every phase
+of ``profile.PHASES``, the rules' sum and the costliest rule, the counts), and the summary (``phase_summary``:
+per project each phase group's CPU seconds and share, the heaviest files, and what keeps each file from the
+targets) goes to standard output and ``--out``.  ``--examples`` adds ``examples/*.ptx``.
 
 On a machine with many cores, ``--shard K/N`` runs shard K (0-based) of N (``shards``: the files dealt by size, so
 the shards take about the same time) and ``--jobs 1`` checks each file in one process: N such runs side by side, each
@@ -167,7 +176,192 @@ def inputs(args) -> list[tuple[str, str, Path]]:
         out += [("triton", "triton", p) for p in sorted(triton.glob("*.ptx"))]
     if args.extra:
         out += [("extra", p.parent.name, p) for p in sorted((ROOT / "fixtures" / "real").rglob("*.ptx"))]
+    if getattr(args, "examples", False):
+        out += [("examples", "examples", p) for p in sorted((ROOT / "examples").glob("*.ptx"))]
     return out
+
+
+#: The phase groups of the ``--phases`` summary: name -> the ``tmemlint.profile`` phases in it (``rules``: every
+#: ``rule:TMxxx``).
+PHASE_GROUPS: dict[str, tuple[str, ...]] = {
+    "startup": ("startup",),
+    "read+prepass": ("read", "prepass"),
+    "parse": ("parse",),
+    "cuda/compile": ("cuda", "compile"),
+    "cfg+values+threads": ("triage", "inline", "cfg", "values", "threads", "sites", "address_sets", "executing",
+                           "lifecycle"),
+    "sync model": ("sync",),
+    "simulations": ("simulation",),
+    "solver": ("solver",),
+    "z3 import": ("solver_import",),
+    "rules": ("rules",),
+    "witness": ("witness",),
+    "lineinfo+suppress+output": ("lineinfo", "suppress", "output"),
+    "driver": ("driver",),
+    "exit": ("exit",),
+}
+
+
+def profile_row(doc: dict) -> dict:
+    """The CSV columns of one ``--profile-json`` document: each phase of ``profile.PHASES`` (CPU seconds), the sum
+    of the ``rule:`` phases, the costliest rule and its seconds, and the counts."""
+    from tmemlint.profile import COUNTS, PHASES
+
+    ph = doc["total"]["phases"]
+    rules = {k[5:]: v for k, v in ph.items() if k.startswith("rule:")}
+    top = max(rules, key=rules.get) if rules else ""
+    row = {k: ph.get(k, 0.0) for k in PHASES}
+    row["rules"] = sum(rules.values())
+    row["top_rule"] = top
+    row["top_rule_s"] = rules.get(top, 0.0)
+    row["profile_cpu"] = doc["total"]["cpu_s"]
+    row["exit"] = 0.0  # set by the caller: the process's CPU time (wait4) after the profile was taken
+    row.update({k: doc["total"]["counts"].get(k, 0) for k in COUNTS})
+    return row
+
+
+def grouped(row: dict) -> dict[str, float]:
+    """``row``'s CPU seconds per ``PHASE_GROUPS`` group."""
+    return {g: sum(row[p] for p in ps) for g, ps in PHASE_GROUPS.items()}
+
+
+def phase_summary(rows: list[dict]) -> str:
+    """The ``--phases`` report: per project, each phase group's CPU seconds (summed over its files) and share of
+    the profile's total; the ten heaviest files with their three largest groups; and per target (median and
+    every file ≤ x0.25 / x1.5 of ptxas's CPU time) what stands in the way: the files whose start-up alone is over
+    the budget, and for the others the group that is largest."""
+    out = []
+    groups = list(PHASE_GROUPS)
+    out.append("| project | files | ptxas CPU s | tmemlint CPU s (wait4) | profile s | " + " | ".join(groups) + " |")
+    out.append("|---|---:|---:|---:|---:|" + "---:|" * len(groups))
+    projects = sorted({(r["group"], r["project"]) for r in rows})
+    for g, proj in projects + [("", "(all)")]:
+        rs = [r for r in rows if (r["group"], r["project"]) == (g, proj) or proj == "(all)"]
+        tot = sum(r["lint_cpu"] for r in rs)
+        sums = {k: sum(grouped(r)[k] for r in rs) for k in groups}
+        out.append(f"| {proj} | {len(rs)} | {sum(r['ptxas_cpu'] for r in rs):.2f} | "
+                   f"{tot:.2f} | {sum(r['profile_cpu'] for r in rs):.2f} | " +
+                   " | ".join(f"{sums[k]:.2f} ({100 * sums[k] / tot if tot else 0:.0f}%)" for k in groups) + " |")
+    out.append("")
+    out.append("Heaviest files (CPU seconds; ratio to ptxas's CPU time; the three largest phase groups; counts):")
+    out.append("")
+    out.append("| file | lines | ptxas CPU s | tmemlint CPU s | ratio | largest groups | top rule | functions | "
+               "instructions | simulations | hb queries | solver queries |")
+    out.append("|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|")
+    for r in sorted(rows, key=lambda r: -r["lint_cpu"])[:12]:
+        gs = sorted(grouped(r).items(), key=lambda kv: -kv[1])[:3]
+        out.append(f"| {r['project']}/{r['name']} | {r['lines']} | {r['ptxas_cpu']:.2f} | {r['lint_cpu']:.2f} | "
+                   f"x{r['lint_cpu'] / r['ptxas_cpu']:.2f} | " +
+                   ", ".join(f"{k} {v:.2f} ({100 * v / r['lint_cpu']:.0f}%)" for k, v in gs) +
+                   f" | {r['top_rule']} {r['top_rule_s']:.2f} | {r['functions']} | {r['instructions']} | "
+                   f"{r['simulations']} | {r['hb_queries']} | {r['solver_queries']} |")
+    out.append("")
+    ok = [r for r in rows if r["ptxas_cpu"] > 0]
+    if ok:
+        ratios = sorted(r["lint_cpu"] / r["ptxas_cpu"] for r in ok)
+        out.append(f"CPU-time ratio over {len(ok)} files: median x{statistics.median(ratios):.2f}, max x{ratios[-1]:.2f}; "
+                   f"{sum(x <= 0.25 for x in ratios)} at most x0.25, {sum(x <= 1.5 for x in ratios)} at most x1.5.")
+        for limit in (0.25, 1.5):
+            over = [r for r in ok if r["lint_cpu"] > limit * r["ptxas_cpu"]]
+            floor_over = [r for r in over if r["startup"] > limit * r["ptxas_cpu"]]
+            largest: dict[str, int] = {}
+            for r in over:
+                if r in floor_over:
+                    continue
+                gs = grouped(r)
+                gs.pop("startup")
+                k = max(gs, key=gs.get)
+                largest[k] = largest.get(k, 0) + 1
+            out.append(f"Over x{limit:g}: {len(over)} files; start-up alone over the budget on {len(floor_over)}; "
+                       f"on the others the largest group is " +
+                       (", ".join(f"{k} ({n})" for k, n in sorted(largest.items(), key=lambda kv: -kv[1])) or "-")
+                       + ".")
+    return "\n".join(out) + "\n"
+
+
+def startup_split(n: int = 10) -> dict[str, float]:
+    """What the ``startup`` phase is made of, as the minimum CPU seconds of ``n`` runs each: the interpreter
+    (``python -c pass``), the interpreter and the modules of a plain check (``checkcmd`` and ``load_all``: the rules
+    and the analyses), the whole check of an empty module, and its ``startup`` phase (``--profile-json``: the
+    configuration and the file search too)."""
+    import json
+    import tempfile
+
+    out: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        empty = os.path.join(tmp, "empty.ptx")
+        prof = os.path.join(tmp, "p.json")
+        with open(empty, "w") as fh:
+            fh.write(_EMPTY_PTX)
+        cmds = {"python -c pass": [sys.executable, "-c", "pass"],
+                "python + imports of a check": [sys.executable, "-c", "from tmemlint.checkcmd import load_all; "
+                                                                       "load_all()"],
+                "check of an empty module": tmemlint_cmd() + ["--no-cache", "--format", "json", empty]}
+        for k, c in cmds.items():
+            runs = []
+            for _ in range(n):
+                measure(c, cwd=ROOT)
+                runs.append(CPU[-1])
+            out[k] = min(runs)
+        starts = []
+        for _ in range(n):
+            measure(tmemlint_cmd() + ["--no-cache", "--format", "json", "--profile-json", prof, empty], cwd=ROOT)
+            with open(prof, encoding="utf-8") as fh:
+                starts.append(json.load(fh)["total"]["phases"]["startup"])
+        out["its startup phase (--profile-json)"] = min(starts)
+    return out
+
+
+def run_phases(args) -> int:
+    """``--phases``: ptxas and one profiled tmemlint run per file (``phase_summary``)."""
+    import json
+    import tempfile
+
+    compile_bytecode()
+    load_before = os.getloadavg()
+    rows = []
+    lint = tmemlint_cmd() + ["--no-cache", "--jobs", "1", "--format", "json", "--exit-zero"]
+    with tempfile.TemporaryDirectory() as tmp:
+        prof = os.path.join(tmp, "profile.json")
+        for group, project, path in inputs(args):
+            with open(path, "rb") as fh:
+                lines = fh.read().count(b"\n")
+            _t, p_mb, p_rc = measure(["ptxas", f"-arch={target_of(path)}", str(path), "-o", os.devnull])
+            p_cpu = CPU[-1]
+            _t, l_mb, l_rc = measure(lint + ["--profile-json", prof, str(path)], cwd=ROOT)
+            if l_rc != 0:
+                print(f"{project}/{path.name}: tmemlint exited with {l_rc}", file=sys.stderr)
+                continue
+            with open(prof, encoding="utf-8") as fh:
+                doc = json.load(fh)
+            row = {"group": group, "project": project, "name": path.name, "lines": lines, "ptxas_cpu": p_cpu,
+                   "ptxas_mb": p_mb, "ptxas_rc": p_rc, "lint_cpu": CPU[-1], "lint_mb": l_mb, "load": LOADS[-1]}
+            row.update(profile_row(doc))
+            row["exit"] = max(0.0, row["lint_cpu"] - row["profile_cpu"])  # writing the JSON, interpreter shutdown
+            rows.append(row)
+            gs = sorted(grouped(row).items(), key=lambda kv: -kv[1])[:3]
+            print(f"{project}/{path.name:<48} {lines:>8} ptxas {p_cpu:6.2f}s tmemlint {row['lint_cpu']:6.2f}s "
+                  f"(profile {row['profile_cpu']:6.2f}s) x{row['lint_cpu'] / max(p_cpu, 1e-9):.2f} " +
+                  ", ".join(f"{k} {v:.2f}" for k, v in gs) + f" (load {LOADS[-1]:.1f})", file=sys.stderr, flush=True)
+    low = startup_split()
+    load_after = os.getloadavg()
+    text = phase_summary(rows) if rows else "no files\n"
+    text += "\nstart-up split (CPU seconds, minimum of 10 runs): " + ", ".join(f"{k} {v * 1000:.0f} ms"
+                                                                          for k, v in low.items()) + "\n"
+    text += (f"\nload average (1 min) before {load_before[0]:.2f}, after {load_after[0]:.2f}; sampled before each "
+             f"measurement: median {statistics.median(LOADS) if LOADS else 0:.2f}, max {max(LOADS, default=0):.2f}; "
+             f"{os.cpu_count()} cores\n")
+    print(text)
+    if args.csv:
+        import csv
+
+        with open(args.csv, "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else ["group"])
+            w.writeheader()
+            w.writerows(rows)
+    if args.out:
+        args.out.write_text(text)
+    return 0
 
 
 def shards(sizes: list[int], n: int) -> list[int]:
@@ -280,10 +474,14 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, help="tmemlint --jobs for each file (default: tmemlint's own, all cores)")
     ap.add_argument("--shard", help="K/N: only shard K (0-based) of N, the files dealt by size (shards)")
     ap.add_argument("--csv", type=Path, help="also write the per-file rows here")
+    ap.add_argument("--phases", action="store_true", help="the CPU time per phase of each file (--profile-json)")
+    ap.add_argument("--examples", action="store_true", help="add examples/*.ptx")
     args = ap.parse_args()
     if not shutil.which("ptxas"):
         print("ptxas not found: install the CUDA toolkit", file=sys.stderr)
         return 2
+    if args.phases:
+        return run_phases(args)
     lint = tmemlint_cmd() + ["--no-cache", "--format", "json"] + (["--jobs", str(args.jobs)] if args.jobs else [])
     files = inputs(args)
     if args.shard:

@@ -103,10 +103,11 @@ def test_check_of_a_ptx_file_imports_what_it_uses():
 #: (only for a finding that names a mangled function), the command line's typer, click and rich, the
 #: ``logging`` and ``pickle`` that Lark's stand-alone module imported (``generate.trim``), the fingerprints'
 #: ``hashlib`` (only for a finding), the compilation database's reader with its ``json`` and ``shlex`` (only
-#: with ``-p``) and ``tmemlint.lineinfo`` (source mode, and PTX with ``.loc`` lines).
+#: with ``-p``) and ``tmemlint.lineinfo`` (source mode, and PTX with ``.loc`` lines); ``resource``, the clock of
+#: ``--profile`` (``tmemlint.profile.enable``: a check without it reads no clock at the phase boundaries).
 LAZY = ("lark", "lark_cython", "tomllib", "z3", "cxxfilt", "typer", "click", "rich", "importlib.resources",
         "tmemlint.cli", "tmemlint.frontend.generate", "logging", "pickle", "zlib", "base64", "hashlib", "json",
-        "shlex", "tmemlint.compdb", "tmemlint.lineinfo")
+        "shlex", "tmemlint.compdb", "tmemlint.lineinfo", "resource")
 
 
 def test_a_plain_check_of_a_small_ptx_file_imports_none_of_the_lazy_modules(tmp_path):
@@ -119,6 +120,29 @@ def test_a_plain_check_of_a_small_ptx_file_imports_none_of_the_lazy_modules(tmp_
     assert proc.returncode == 0 and "All checks passed" in proc.stderr
     assert "tmemlint.frontend.ptx_lalr" in mods and "tmemlint.checks.context" in mods
     assert imported(mods, LAZY) == []
+
+
+#: Runs a plain check through the console entry point, then writes whether a profile was active at exit.
+PROFILE_PROBE = """
+import atexit, sys
+atexit.register(lambda: sys.__stderr__.write("\\nACTIVE " + repr(sys.modules["tmemlint.profile"].ACTIVE) + "\\n"))
+sys.argv = ["tmemlint"] + sys.argv[1:]
+from tmemlint.entry import main
+main()
+"""
+
+
+def test_a_plain_check_runs_without_a_profile(tmp_path):
+    """Without ``--profile`` the phase boundaries find ``tmemlint.profile.ACTIVE`` None (and ``resource``, its
+    clock's module, is not imported: ``LAZY``); with it, the table is printed and the profile disabled again."""
+    ptx = tmp_path / "k.ptx"
+    ptx.write_bytes((FIXTURES / "ptx" / "bitcast_rename_before_wait.ptx").read_bytes())
+    for extra in ((), ("--profile",)):
+        proc = subprocess.run([sys.executable, "-c", PROFILE_PROBE, "--no-cache", *extra, str(ptx)],
+                              capture_output=True, text=True, cwd=tmp_path, timeout=120)
+        assert proc.returncode == 0
+        assert proc.stderr.endswith("\nACTIVE None\n")  # with --profile: disabled again after its report
+        assert ("tmemlint check profile:" in proc.stderr) == bool(extra)
 
 
 def test_a_large_ptx_file_takes_lark_cython(tmp_path):

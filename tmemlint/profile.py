@@ -41,6 +41,7 @@ PHASES: tuple[str, ...] = (
     "lifecycle",      # analysis.lifecycle
     "simulation",     # analysis.paths: the path simulations (FunctionContext.simulate)
     "solver",         # analysis.feasibility: z3's questions (translation included)
+    "solver_import",  # analysis.feasibility: importing z3 (once per process, on the first question)
     "witness",        # analysis.witness: the code flow of findings
     "lineinfo",       # -lineinfo relocation to the CUDA source (and source/compile mode's mapping back)
     "suppress",       # suppression comments, TM902, severities, fingerprints

@@ -32,6 +32,7 @@ z3 is imported on the first question (its import costs 50-100 ms): a run that as
 from __future__ import annotations
 
 import importlib
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
@@ -296,7 +297,14 @@ class Feasibility:
     def _solver(self) -> Any:
         if self._z3 is None:
             # lazy: only a run that asks a question pays for the import (z3 has no type information)
-            self._z3 = importlib.import_module("z3")
+            prof = profile.ACTIVE if "z3" not in sys.modules else None
+            if prof is not None:
+                prof.push("solver_import")
+            try:
+                self._z3 = importlib.import_module("z3")
+            finally:
+                if prof is not None:
+                    prof.pop()
         return self._z3
 
     def _cmp_type(self, key: Value) -> str | None:
