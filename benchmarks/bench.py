@@ -214,6 +214,9 @@ def profile_row(doc: dict) -> dict:
     row["rules"] = sum(rules.values())
     row["top_rule"] = top
     row["top_rule_s"] = rules.get(top, 0.0)
+    by = doc["total"].get("simulation_by", {})
+    n_by = doc["total"].get("simulations_by", {})
+    row["simulations_asked_by"] = "; ".join(f"{k} {v:.2f} s ({n_by.get(k, 0)})" for k, v in list(by.items())[:3])
     row["profile_cpu"] = doc["total"]["cpu_s"]
     row["exit"] = 0.0  # set by the caller: the process's CPU time (wait4) after the profile was taken
     row.update({k: doc["total"]["counts"].get(k, 0) for k in COUNTS})

@@ -81,6 +81,22 @@ def test_an_inner_phase_is_not_counted_in_the_outer_one():
     assert run.cpu == 16.0
 
 
+def test_simulations_are_charged_to_the_phase_that_asked():
+    """Clock 0, 1, 2, 5, 6, 7, 11, 12: a rule's simulation (2-5) and a sync query's (7-11) inside the rule."""
+    p = profile.Profile(None, fake_clock(0, 1, 2, 5, 6, 7, 11, 12, 13), 1)
+    p.push("rule:TM302")   # t=1
+    p.push("simulation")   # t=2
+    p.pop()                # t=5: 3 s asked by the rule
+    p.push("sync")         # t=6
+    p.push("simulation")   # t=7
+    p.pop()                # t=11: 4 s asked by sync
+    p.pop()                # t=12
+    p.pop()                # t=13
+    assert p.run.phases == {"driver": 1.0, "rule:TM302": 3.0, "simulation": 7.0, "sync": 2.0}
+    assert p.run.simulation_by == {"rule:TM302": 3.0, "sync": 4.0}
+    assert p.run.simulations_by == {"rule:TM302": 1, "sync": 1}
+
+
 def test_total_adds_records_and_counts():
     a = profile.Record("a", 1, {"parse": 1.5, "driver": 0.5}, {"files": 1, "simulations": 3})
     b = profile.Record("b", 2, {"parse": 0.25, "solver": 2.0}, {"files": 1, "solver_queries": 4})
@@ -192,11 +208,12 @@ def test_the_table_on_standard_error(tmp_path):
                                                                "total (1 file)"]
     total_at = err.index(next(h for h in err if h.startswith("total (1 file): ")))
     total = float(err[total_at].split(": ")[1].removesuffix(" s"))
-    rows = [re.fullmatch(r"\s+([0-9.]+)\s+([0-9.]+)%\s+(\S+)", line) for line in err[total_at + 1:-1]]
+    rows = [re.fullmatch(r"\s+([0-9.]+)\s+([0-9.]+)%\s+(\S+)", line) for line in err[total_at + 1:-2]]
     assert all(rows)
     assert sum(float(m.group(1)) for m in rows) == pytest.approx(total, abs=5e-5 * len(rows))
     assert [m.group(3) for m in rows][0] == "startup" and [m.group(3) for m in rows][-1] == "driver"
-    assert err[-1].startswith("  counts: files 1, functions 1, ")
+    assert err[-2].startswith("  counts: files 1, functions 1, ")
+    assert err[-1].startswith("  simulations by the phase that asked: ")
 
 
 def test_parse_simple_reads_the_profile_options():

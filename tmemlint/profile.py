@@ -71,12 +71,16 @@ LOOKUPS = frozenset({"executes", "site", "event", "form", "sites"})
 @dataclass(slots=True)
 class Record:
     """The exclusive CPU seconds per phase (``phases``) and the counts (``counts``) of one file (``path``) or of the
-    run's own work outside files (``path`` ``""``); ``pid``: the process that measured it."""
+    run's own work outside files (``path`` ``""``); ``pid``: the process that measured it.  ``simulation_by``: the
+    ``simulation`` seconds by the phase that asked for them (the innermost other phase: a rule, ``sync``, ...), and
+    ``simulations_by`` the number of simulations each had run (not the replays of a recorded one)."""
 
     path: str
     pid: int
     phases: dict[str, float] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
+    simulation_by: dict[str, float] = field(default_factory=dict)
+    simulations_by: dict[str, int] = field(default_factory=dict)
 
     @property
     def cpu(self) -> float:
@@ -89,10 +93,16 @@ class Record:
             self.phases[k] = self.phases.get(k, 0.0) + v
         for k, n in other.counts.items():
             self.counts[k] = self.counts.get(k, 0) + n
+        for k, v in other.simulation_by.items():
+            self.simulation_by[k] = self.simulation_by.get(k, 0.0) + v
+        for k, n in other.simulations_by.items():
+            self.simulations_by[k] = self.simulations_by.get(k, 0) + n
 
     def as_json(self) -> dict[str, Any]:
         return {"path": self.path, "pid": self.pid, "cpu_s": round(self.cpu, 6),
-                "phases": {k: round(v, 6) for k, v in ordered(self.phases)}, "counts": dict(sorted(self.counts.items()))}
+                "phases": {k: round(v, 6) for k, v in ordered(self.phases)}, "counts": dict(sorted(self.counts.items())),
+                "simulation_by": {k: round(v, 6) for k, v in sorted(self.simulation_by.items(), key=lambda kv: -kv[1])},
+                "simulations_by": dict(sorted(self.simulations_by.items(), key=lambda kv: -kv[1]))}
 
 
 def ordered(phases: dict[str, float]) -> list[tuple[str, float]]:
@@ -127,13 +137,29 @@ class Profile:
         now = self._clock()
         top = self._stack[-1]
         ph = self._record.phases
-        ph[top] = ph.get(top, 0.0) + (now - self._last)
+        d = now - self._last
+        ph[top] = ph.get(top, 0.0) + d
         self._last = now
+        if top == "simulation":
+            asker = self._asker()
+            by = self._record.simulation_by
+            by[asker] = by.get(asker, 0.0) + d
+
+    def _asker(self) -> str:
+        """The innermost phase under the simulations on the stack (the one that asked for them)."""
+        for name in reversed(self._stack):
+            if name != "simulation":
+                return name
+        return "driver"
 
     def push(self, name: str) -> None:
         """Enter phase ``name`` (the time so far goes to the phase being left)."""
         self._charge()
         self._stack.append(name)
+        if name == "simulation":
+            asker = self._asker()
+            n = self._record.simulations_by
+            n[asker] = n.get(asker, 0) + 1
 
     def pop(self) -> None:
         """Leave the innermost phase."""
@@ -307,6 +333,10 @@ def table(run: Record, files: list[Record]) -> str:
                          f"than {least:g}% each)")
         if r.counts:
             lines.append("  counts: " + ", ".join(f"{k} {n:,}" for k, n in sorted(r.counts.items())))
+        if r.simulation_by:
+            lines.append("  simulations by the phase that asked: " + ", ".join(
+                f"{k} {v:.4f} s ({r.simulations_by.get(k, 0):,})"
+                for k, v in sorted(r.simulation_by.items(), key=lambda kv: -kv[1])))
 
     for f in files:
         block(f, f"file {f.path}", FILE_LEAST)
