@@ -211,6 +211,7 @@ def profile_row(doc: dict) -> dict:
     rules = {k[5:]: v for k, v in ph.items() if k.startswith("rule:")}
     top = max(rules, key=rules.get) if rules else ""
     row = {k: ph.get(k, 0.0) for k in PHASES}
+    row["sync"] += sum(v for k, v in ph.items() if k.startswith("sync:"))  # the model's queries, by method
     row["rules"] = sum(rules.values())
     row["top_rule"] = top
     row["top_rule_s"] = rules.get(top, 0.0)

@@ -126,11 +126,12 @@ def test_the_phases_of_a_ptx_check(tmp_path):
     phases = doc["total"]["phases"]
     rules = {k[5:] for k in phases if k.startswith("rule:")}
     assert rules == {r.code for r in enabled_rules(Options())}
-    others = set(phases) - {f"rule:{c}" for c in rules}
+    others = {k for k in phases if not k.startswith("sync:")} - {f"rule:{c}" for c in rules}
+    assert {k for k in phases if k.startswith("sync:")}  # the rules asked the sync model something
     # every stage of a PTX check with one analysed function and no finding; no CUDA front end, no nvcc, no line
     # information (the fixture has no .loc), no code flow (no finding)
     assert {"startup", "read", "prepass", "parse", "triage", "inline", "cfg", "values", "threads", "sites",
-            "simulation", "suppress", "output", "driver"} <= others
+            "simulation", "suppress", "output", "driver", "sync"} <= others
     assert others <= set(profile.PHASES)
     assert not {"cuda", "compile", "lineinfo", "witness"} & others
     assert doc["unit"] == "CPU seconds (user + system), exclusive per phase"

@@ -37,7 +37,7 @@ PHASES: tuple[str, ...] = (
     "sites",          # analysis.tmem: the TMEM sites
     "address_sets",   # analysis.regions: bounded address sets
     "executing",      # analysis.flow: which warp classes execute each instruction
-    "sync",           # analysis.order (+ sync, mbarriers): the model and its happens-before queries
+    "sync",           # analysis.order (+ sync, mbarriers): building the model; ``sync:METHOD``: each query
     "lifecycle",      # analysis.lifecycle
     "simulation",     # analysis.paths: the path simulations (FunctionContext.simulate)
     "solver",         # analysis.feasibility: z3's questions (translation included)
@@ -106,10 +106,13 @@ class Record:
 
 
 def ordered(phases: dict[str, float]) -> list[tuple[str, float]]:
-    """``phases`` in ``PHASES`` order, the ``rule:`` phases (by code) after ``lifecycle``, unknown names last."""
+    """``phases`` in ``PHASES`` order, the ``rule:`` phases (by code) after ``lifecycle``, the ``sync:`` ones (by
+    method) after ``sync``, unknown names last."""
     def rank(name: str) -> tuple[int, str]:
         if name.startswith("rule:"):
             return (PHASES.index("lifecycle"), name)
+        if name.startswith("sync:"):
+            return (PHASES.index("sync"), name)
         return (PHASES.index(name) if name in PHASES else len(PHASES), name)
 
     return sorted(phases.items(), key=lambda kv: rank(kv[0]))
@@ -253,9 +256,10 @@ def timed(name: str) -> Callable[[F], F]:
 
 
 class TimedProxy:
-    """``obj`` with each public method call charged to phase ``name`` and counted as ``calls``, and those of the
-    methods in ``queries`` also as ``queried`` (used only while profiling: the sync model, ``FunctionContext.sync``:
-    its calls and its happens-before queries)."""
+    """``obj`` with each call of a public method ``m`` charged to phase ``name:m`` and counted as ``calls``, and
+    those of the methods in ``queries`` also as ``queried`` (used only while profiling: the sync model,
+    ``FunctionContext.sync``: its calls and its happens-before queries, ``sync:ordering``, ...).  The ``LOOKUPS``
+    are not timed."""
 
     def __init__(self, obj: object, name: str, calls: str, queries: frozenset[str] = frozenset(),
                  queried: str = "") -> None:
@@ -272,7 +276,7 @@ class TimedProxy:
         if attr in LOOKUPS:
             self.__dict__[attr] = got  # a bound method: found without __getattr__ from now on
             return got
-        name, calls = self._name, self._calls
+        name, calls = f"{self._name}:{attr}", self._calls
         queried = self._queried if attr in self._queries else ""
 
         def call(*args: Any, **kwargs: Any) -> Any:
