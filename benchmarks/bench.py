@@ -186,6 +186,7 @@ def inputs(args) -> list[tuple[str, str, Path]]:
 PHASE_GROUPS: dict[str, tuple[str, ...]] = {
     "startup": ("startup",),
     "read+prepass": ("read", "prepass"),
+    "parser load": ("parser_load",),
     "parse": ("parse",),
     "cuda/compile": ("cuda", "compile"),
     "cfg+values+threads": ("triage", "inline", "cfg", "values", "threads", "sites", "address_sets", "executing",

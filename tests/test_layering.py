@@ -3,7 +3,8 @@ function or under TYPE_CHECKING, goes to a module of the same layer or a lower o
 each other (directly or through others).  Layers, lowest first:
 
     base        ir, findings and the helpers over them (names, pathnames, cachedir, fingerprint, lineinfo,
-                threadexpr: thread expressions, built by the CUDA front end and the value analysis alike)
+                threadexpr: thread expressions, built by the CUDA front end and the value analysis alike), profile
+                (the per-phase CPU account of ``--profile``, whose boundaries sit in every layer above)
     front end   frontend/*, compile (nvcc → PTX)
     analyses    analysis/*
     checks      checks/* (the rules and their registry)
@@ -23,7 +24,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "tmemlint"
 
 LAYERS = [
     ("base", ["tmemlint.version", "tmemlint.ruletable", "tmemlint.ir", "tmemlint.findings", "tmemlint.names", "tmemlint.pathnames",
-              "tmemlint.cachedir", "tmemlint.fingerprint", "tmemlint.lineinfo", "tmemlint.threadexpr"]),
+              "tmemlint.cachedir", "tmemlint.fingerprint", "tmemlint.lineinfo", "tmemlint.threadexpr",
+              "tmemlint.profile"]),
     ("front end", ["tmemlint.frontend", "tmemlint.compile"]),
     ("analyses", ["tmemlint.analysis"]),
     ("checks", ["tmemlint.checks"]),

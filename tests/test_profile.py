@@ -130,7 +130,7 @@ def test_the_phases_of_a_ptx_check(tmp_path):
     assert {k for k in phases if k.startswith("sync:")}  # the rules asked the sync model something
     # every stage of a PTX check with one analysed function and no finding; no CUDA front end, no nvcc, no line
     # information (the fixture has no .loc), no code flow (no finding)
-    assert {"startup", "read", "prepass", "parse", "triage", "inline", "cfg", "values", "threads", "sites",
+    assert {"startup", "read", "prepass", "parser_load", "parse", "triage", "inline", "cfg", "values", "threads", "sites",
             "simulation", "suppress", "output", "driver", "sync"} <= others
     assert others <= set(profile.PHASES)
     assert not {"cuda", "compile", "lineinfo", "witness"} & others

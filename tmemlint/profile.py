@@ -26,6 +26,7 @@ PHASES: tuple[str, ...] = (
     "startup",        # process start -> first file read: interpreter, imports, configuration, file search
     "read",           # reading and decoding the file
     "prepass",        # frontend.split.layout: the cut into functions, pruning, the line count
+    "parser_load",    # frontend.parser: importing Lark and lark-cython and loading the LALR tables (once a process)
     "parse",          # frontend.parser: Lark (or the generated LALR parser) and the transformer to IR
     "cuda",           # frontend.cuda: source mode's tree-sitter parse and lowering
     "compile",        # compile mode: nvcc (its own CPU time is a child's, not counted here)

@@ -15,6 +15,7 @@ import gc
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tmemlint import profile
 from tmemlint.frontend.split import Layout, layout
 from tmemlint.frontend.transformer import (MAX_SCOPE_DEPTH, IRBuilder, NestingTooDeep, SpacedName, Decl,
                                           declared_variables)
@@ -114,6 +115,7 @@ def _table_cache(grammar: str, kind: str) -> Path | None:
 
 
 @functools.lru_cache(maxsize=2)
+@profile.timed("parser_load")
 def _parser(accelerated: bool = True) -> "Lark":
     """The PTX parser with the IR builder inline; ``accelerated`` picks lark-cython when installed.  The LALR
     tables come from Lark's own ``cache`` file at ``_table_cache`` (Lark checks a SHA-256 of the grammar and
@@ -148,6 +150,7 @@ def _parser(accelerated: bool = True) -> "Lark":
 
 
 @functools.lru_cache(maxsize=1)
+@profile.timed("parser_load")
 def _standalone():
     """The generated parser (``tmemlint.frontend.ptx_lalr``) with the IR builder inline: pure Python, Lark's own
     LALR runtime and this grammar's tables, without importing ``lark``."""
