@@ -396,7 +396,14 @@ def parse_module(text: str, path: str) -> Module:
     try:
         items = None
         if _pick(text):
-            from lark.exceptions import UnexpectedInput
+            prof = profile.ACTIVE  # importing lark (on the first large text of a process): loading the parser
+            if prof is not None:
+                prof.push("parser_load")
+            try:
+                from lark.exceptions import UnexpectedInput
+            finally:
+                if prof is not None:
+                    prof.pop()
 
             try:
                 items = _parse_without_gc(_parser(), text)
