@@ -484,6 +484,20 @@ def test_operands_nested_past_the_recursion_limit():
         ("TM901", 1, "nested too deep for the parser (Python recursion limit): the file is not analysed")]
 
 
+def test_operands_nested_at_the_depth_limit_compiled_and_pure():
+    """``pipeline.MAX_OPERAND_DEPTH`` (200): a register inside 199 braces is at depth 200 and is analysed (the
+    file's two TM102), inside 200 braces it is past the limit (TM901), the same in plain Python and compiled with
+    mypyc, whose native recursion the interpreter's recursion limit does not stop (a 5,000-deep vector was analysed
+    compiled, TM901 pure; 400,000 deep crashed the compiled process)."""
+    def codes(depth: int) -> list[tuple[str, int]]:
+        extra = "\tmov.b32 %x5, " + "{" * depth + "%x1" + "}" * depth + ";\n"
+        return [(f.code, f.line) for f in lint_text(with_body(extra), "v.ptx")]
+
+    assert pipeline.MAX_OPERAND_DEPTH == 200
+    assert codes(199) == [("TM102", 18), ("TM102", 20)]
+    assert codes(200) == [("TM901", 5)]
+
+
 def test_output_identical_across_hash_seeds(tmp_path):
     """Two processes with different string-hash seeds (set iteration order) print the same bytes."""
     files = [str(FIXTURES / "nvcc" / n) for n in ("tm101_leak_bad.ptx", "tm305_dealloc_unsynchronized_bad.ptx")]

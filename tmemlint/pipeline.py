@@ -382,6 +382,33 @@ class Analysed:
     findings: list[Finding] | None = None
 
 
+#: Operands nested deeper than this (a vector in a vector in ...: PTX itself nests at most three deep, the
+#: coordinate vector of an address ``[tmap, {x, y}]``) leave their function unanalysed (TM901).  The analyses walk
+#: operands recursively: plain Python stops that at its recursion limit (about 1,000 frames, a RecursionError), the
+#: mypyc-compiled core does not (its calls are C calls: 5,000 levels passed, 400,000 overflowed the C stack and
+#: crashed the process), so both stop here, at the same depth, before the walk (docs/performance.md, session 9).
+MAX_OPERAND_DEPTH = 200
+
+
+def operands_too_deep(fn: Function, limit: int = MAX_OPERAND_DEPTH) -> bool:
+    """Whether an operand of ``fn`` nests deeper than ``limit`` levels (a register: 1; ``{%r1, %r2}``: 2; an
+    address's coordinate vector counts one level below the address).  Iterative: it is what no recursion may
+    reach."""
+    from tmemlint.ir import Address, Operand, ParenList, Vec
+
+    for inst in fn.instructions:
+        stack: list[tuple[Operand, int]] = [(o, 1) for o in inst.operands if isinstance(o, (Vec, ParenList, Address))]
+        while stack:
+            o, depth = stack.pop()
+            if depth > limit:
+                return True
+            if isinstance(o, (Vec, ParenList)):
+                stack.extend((x, depth + 1) for x in o.items)
+            elif isinstance(o, Address) and o.coords is not None:
+                stack.append((o.coords, depth + 1))
+    return False
+
+
 def value_work(fn: Function) -> int:
     """The cost of ``fn``'s value analysis: over every register, its definitions times the definitions that read
     it (the def-use worklist revisits every reader of a register each time one of its definitions changes)."""
@@ -422,6 +449,8 @@ def analyse_function(module: Module, fn: Function, path: str, options: Options) 
     try:
         if not ctx.touches_tmem:
             return None
+        if operands_too_deep(fn):  # what the recursion limit stops in plain Python, stopped compiled too
+            return Analysed(ctx, _too_deep(ctx))
         work = value_work(fn)
     except RecursionError:  # operands nested past Python's recursion limit (a vector in a vector in ...)
         return Analysed(ctx, _too_deep(ctx))
