@@ -140,6 +140,8 @@ class RuleCaches:
     handover_candidates: dict[tuple[int, str], tuple[Any, ...]] = field(default_factory=dict)
     #: ``checks.ordering._sync_sites``: [(instruction, SyncEvent)] of the barrier, mbarrier and commit instructions
     sync_sites: list[Any] | None = None
+    #: ``checks.ordering._loop_keys``: (kind, class id, instruction index) -> (class, [barrier keys])
+    loop_keys: dict[tuple[str, int, int], tuple[Any, list[Any]]] = field(default_factory=dict)
 
 
 class FunctionContext:

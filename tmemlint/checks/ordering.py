@@ -348,16 +348,35 @@ def _in_loop(ctx, a, b) -> bool:
     return can_reach(ctx, a, b) and can_reach(ctx, b, a)
 
 
+def _loop_keys(ctx, kind: str, klass, inst) -> list:
+    """The barrier keys of the ``_sync_sites`` that warp class ``klass`` may execute (``SyncModel.executes``) on one
+    CFG cycle with ``inst`` (``_in_loop``), in program order: ``kind`` "commit" the tcgen05.commit sites, "wait"
+    the sites that wait.  A function of (kind, class, instruction) alone, memoised in ``RuleCaches.loop_keys``:
+    TM302's per-pair questions (``_per_iteration``, ``_iteration_handshake``) ask it for every (load, reading
+    class, writer, writing class), each time a scan of every site with two reachability tests (CUTLASS 77
+    FMHA backward: 46,848 calls, 4 million ``can_reach``, for some 2,000 distinct answers)."""
+    memo = ctx.rule_caches.loop_keys
+    k = (kind, id(klass), inst.index)
+    hit = memo.get(k)
+    if hit is None or hit[0] is not klass:
+        sync = ctx.sync
+        if kind == "commit":
+            keys = [st.key for i, st in _sync_sites(ctx) if i.family == "tcgen05.commit" and sync.executes(klass, i)
+                    and _in_loop(ctx, inst, i)]
+        else:
+            keys = [st.key for i, st in _sync_sites(ctx) if st.waits and sync.executes(klass, i)
+                    and _in_loop(ctx, i, inst)]
+        hit = memo[k] = (klass, keys)
+    return hit[1]
+
+
 def _per_iteration(ctx, ld, kr, w, km) -> bool:
     """Whether class ``km`` commits ``w`` in its loop to a barrier that class ``kr`` waits on in the loop of its
     ``ld``: each iteration's write is handed to that iteration's load, so the next write comes after the load (a
     persistent kernel's accumulator).  A load that waits once for writes of another loop (the epilogue after the
     main loop) is not such a pair."""
-    sync = ctx.sync
-    sites = _sync_sites(ctx)
-    commits = [st.key for i, st in sites if i.family == "tcgen05.commit" and sync.executes(km, i)
-               and _in_loop(ctx, w, i)]
-    waits = [st.key for i, st in sites if st.waits and sync.executes(kr, i) and _in_loop(ctx, i, ld)]
+    commits = _loop_keys(ctx, "commit", km, w)
+    waits = _loop_keys(ctx, "wait", kr, ld)
     return any(c.may_alias(v) for c in commits for v in waits)
 
 
@@ -394,7 +413,7 @@ def _iteration_handshake(ctx, ld, released, kr, w, km, roles) -> bool:
     if not released:
         return False
     released = [st.key for _i, st in released]
-    awaited = [st.key for i, st in _class_sites(ctx, roles, km)[0] if _in_loop(ctx, i, w)]
+    awaited = _loop_keys(ctx, "wait", km, w)  # the waits of ``km`` in its loop before ``w``
     if any(a.may_alias(b) for a in released for b in awaited):
         return True
     for k2 in ctx.threads.classes:  # one relay: a class that waits for the readers' arrival, then releases
