@@ -183,7 +183,7 @@ def test_a_dead_worker_does_not_lose_files(monkeypatch):
     from concurrent.futures.process import BrokenProcessPool
 
     class DyingPool:
-        def __init__(self, max_workers, initializer=None):
+        def __init__(self, max_workers, initializer=None, initargs=()):
             pass
 
         def __enter__(self):
