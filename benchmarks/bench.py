@@ -356,6 +356,12 @@ def run_phases(args) -> int:
     text += (f"\nload average (1 min) before {load_before[0]:.2f}, after {load_after[0]:.2f}; sampled before each "
              f"measurement: median {statistics.median(LOADS) if LOADS else 0:.2f}, max {max(LOADS, default=0):.2f}; "
              f"{os.cpu_count()} cores\n")
+    return _write_outputs(args, rows, text)
+
+
+
+def _write_outputs(args: argparse.Namespace, rows: list[dict], text: str) -> int:
+    """Print ``text``; write ``rows`` to ``--csv`` and ``text`` to ``--out`` where given.  The exit status (0)."""
     print(text)
     if args.csv:
         import csv
@@ -367,7 +373,6 @@ def run_phases(args) -> int:
     if args.out:
         args.out.write_text(text)
     return 0
-
 
 def shards(sizes: list[int], n: int) -> list[int]:
     """The shard (0 to ``n`` - 1) of each of the files of ``sizes`` (bytes): the largest first, each to the shard
@@ -560,17 +565,7 @@ def main() -> int:
     lines.append(f"load average (1 min) before {load_before[0]:.2f}, after {load_after[0]:.2f}; sampled before each "
                  f"measurement: median {statistics.median(LOADS):.2f}, max {max(LOADS):.2f}; {os.cpu_count()} cores")
     text = "\n".join(table + lines) + "\n"
-    print(text)
-    if args.csv:
-        import csv
-
-        with open(args.csv, "w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else ["group"])
-            w.writeheader()
-            w.writerows(rows)
-    if args.out:
-        args.out.write_text(text)
-    return 0
+    return _write_outputs(args, rows, text)
 
 
 if __name__ == "__main__":
