@@ -1,5 +1,5 @@
 """``python -m tmemlint``: the same as the ``tmemlint`` command."""
 
-from tmemlint.entry import main
+from tmemlint.entry import console
 
-main()
+console()

@@ -54,6 +54,20 @@ class FailOn(str, Enum):
     never = "never"
 
 
+def _stdout(text: str, flush: bool = False) -> None:
+    """Write ``text`` to standard output (and flush it); when the reader has closed the pipe (``tmemlint ... |
+    head -1``) the rest of the output is dropped (``entry.silence_stdout``) and the check goes on: the summary on
+    standard error and the exit status stay what they would have been."""
+    try:
+        sys.stdout.write(text)
+        if flush:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        from tmemlint.entry import silence_stdout
+
+        silence_stdout()
+
+
 def fail(message: str) -> None:
     _echo(f"tmemlint: {message}", err=True)
     raise SystemExit(2)
@@ -320,7 +334,7 @@ def run_check(paths, output_format: OutputFormat = OutputFormat.text, output_fil
     finally:
         _profile.disable()
     if profile:
-        sys.stdout.flush()
+        _stdout("", flush=True)
         sys.stderr.write(_profile.table(run, prof.files))
         sys.stderr.flush()
     if profile_json:
@@ -451,9 +465,9 @@ def _check(paths, output_format: OutputFormat = OutputFormat.text, output_file: 
         except OSError as e:
             fail(f"{output_file}: cannot write: {e.strerror or e}")
     else:
-        sys.stdout.write(text)
+        _stdout(text)
     if not quiet and results and output_format in (OutputFormat.text, OutputFormat.concise, OutputFormat.github):
-        sys.stdout.flush()
+        _stdout("", flush=True)
         _echo(summary(findings, hidden, status == 2), err=True)
     if prof is not None:
         prof.pop()
