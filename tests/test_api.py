@@ -63,7 +63,7 @@ def test_plan_model_and_errors():
 
 def test_import_tmemlint_is_light():
     code = "import sys, tmemlint; print(sorted(m for m in ('lark', 'networkx', 'tmemlint.api') if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
 

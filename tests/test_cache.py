@@ -35,7 +35,7 @@ BIG = SRC + "// a comment line that only makes the text long enough for Lark's o
 def run(args, cache: Path, cwd: Path):
     env = dict(os.environ, TMEMLINT_CACHE_DIR=str(cache))
     env.pop("TMEMLINT_NO_CACHE", None)
-    return subprocess.run([sys.executable, "-m", "tmemlint", *args], capture_output=True, text=True, cwd=cwd,
+    return subprocess.run([sys.executable, "-P", "-m", "tmemlint", *args], capture_output=True, text=True, cwd=cwd,
                           env=env, timeout=120)
 
 

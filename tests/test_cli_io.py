@@ -28,7 +28,7 @@ def run(*args: str, input: str | bytes | None = None):
 def tmemlint(*args: str, input: bytes | None = None, cwd=None) -> subprocess.CompletedProcess:
     """``python -m tmemlint ARGS`` in a subprocess (real standard input, console entry point)."""
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
-    return subprocess.run([sys.executable, "-m", "tmemlint", *args], input=input, capture_output=True, cwd=cwd,
+    return subprocess.run([sys.executable, "-P", "-m", "tmemlint", *args], input=input, capture_output=True, cwd=cwd,
                           env=env, timeout=300)
 
 
@@ -152,12 +152,12 @@ def test_readme_rule_table_is_generated_from_the_registry():
 def test_docs_module_check_and_write(tmp_path):
     readme = tmp_path / "README.md"
     readme.write_text("# x\n\n<!-- rules:start -->\nold\n<!-- rules:end -->\n\nmore\n")
-    p = subprocess.run([sys.executable, "-m", "tmemlint.docs", "--check", str(readme)], capture_output=True)
+    p = subprocess.run([sys.executable, "-P", "-m", "tmemlint.docs", "--check", str(readme)], capture_output=True)
     assert p.returncode == 1
-    p = subprocess.run([sys.executable, "-m", "tmemlint.docs", "--write-readme", str(readme)], capture_output=True)
+    p = subprocess.run([sys.executable, "-P", "-m", "tmemlint.docs", "--write-readme", str(readme)], capture_output=True)
     assert p.returncode == 0
     assert readme.read_text() == f"# x\n\n<!-- rules:start -->\n{rules_table()}<!-- rules:end -->\n\nmore\n"
-    p = subprocess.run([sys.executable, "-m", "tmemlint.docs", "--check", str(readme)], capture_output=True)
+    p = subprocess.run([sys.executable, "-P", "-m", "tmemlint.docs", "--check", str(readme)], capture_output=True)
     assert p.returncode == 0
 
 

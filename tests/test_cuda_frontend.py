@@ -360,14 +360,14 @@ def test_folders_hold_cu_and_cuh_and_named_headers_are_read(tmp_path):
         (tmp_path / name).write_text(kernel("96"))
     files, missing = expand_paths([str(tmp_path)])
     assert [os.path.basename(f) for f in files] == ["a.cu", "b.cuh", "d.ptx"] and missing == []
-    out = subprocess.run([sys.executable, "-m", "tmemlint", "--format", "concise", str(tmp_path / "c.h")],
+    out = subprocess.run([sys.executable, "-P", "-m", "tmemlint", "--format", "concise", str(tmp_path / "c.h")],
                          capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 1
     assert [line.split(": ")[1].split()[0] for line in out.stdout.splitlines()] == ["TM102", "TM102"]
 
 
 def _cli(*args, env=None, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "tmemlint", "--format", "concise", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-P", "-m", "tmemlint", "--format", "concise", *args], capture_output=True,
                           text=True, cwd=cwd, env=env)
 
 
@@ -384,7 +384,7 @@ def test_compile_without_nvcc_is_a_clear_error(tmp_path):
     src.write_text(kernel("96"))
     env = {k: v for k, v in os.environ.items() if k not in ("CUDA_HOME", "CUDA_PATH")}
     env["PATH"] = str(tmp_path)  # no nvcc here
-    out = subprocess.run([sys.executable, "-m", "tmemlint", "--compile", str(src)], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-P", "-m", "tmemlint", "--compile", str(src)], capture_output=True, text=True,
                          cwd=ROOT, env=env)
     assert out.returncode == 2
     assert out.stderr.splitlines()[0] == (f"tmemlint: {src}: --compile needs nvcc: it is not on PATH and CUDA_HOME/"

@@ -165,6 +165,6 @@ def test_python_m_runs_a_script(tmp_path):
     script.write_text(f"import sys; sys.path.insert(0, {str(DATA)!r}); import cute_gemm; "
                       "cute_gemm.compile_gemm(dealloc=False)\n")
     env = dict(os.environ, CUTE_DSL_ARCH="sm_100a")
-    out = subprocess.run([sys.executable, "-m", "tmemlint.integrations.cute", str(script)], capture_output=True,
+    out = subprocess.run([sys.executable, "-P", "-m", "tmemlint.integrations.cute", str(script)], capture_output=True,
                          text=True, env=env, cwd=tmp_path)
     assert out.returncode == 0 and "TmemWarning: gemm.ptx:" in out.stderr and ": TM101 [error] " in out.stderr

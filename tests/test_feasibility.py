@@ -51,7 +51,7 @@ def test_a_file_without_counted_loops_never_imports_z3():
     probe = ("import sys; from tmemlint.engine import lint_file; "
              f"lint_file({str(FIXTURES / 'ptx' / 'constant_taddr_memory_access.ptx')!r}); print('z3' in sys.modules)")
     assert (FIXTURES / 'ptx' / 'constant_taddr_memory_access.ptx').is_file()
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    out = subprocess.run([sys.executable, "-P", "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.stdout.strip() == "False", out.stderr
 
 

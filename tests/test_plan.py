@@ -259,7 +259,7 @@ def test_svg_and_html():
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tmemlint", *args], capture_output=True, text=True, cwd=ROOT)
+    return subprocess.run([sys.executable, "-P", "-m", "tmemlint", *args], capture_output=True, text=True, cwd=ROOT)
 
 
 def test_cli_text_and_json():

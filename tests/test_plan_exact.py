@@ -33,7 +33,7 @@ def regions(k: dict) -> list[tuple]:
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tmemlint", *args], capture_output=True, text=True, cwd=ROOT)
+    return subprocess.run([sys.executable, "-P", "-m", "tmemlint", *args], capture_output=True, text=True, cwd=ROOT)
 
 
 # ---------------------------------------------------------------------------------------- rotating stages

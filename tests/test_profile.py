@@ -29,7 +29,7 @@ RUSAGE = """
 import os, sys
 pid = os.fork()
 if pid == 0:
-    os.execv(sys.executable, [sys.executable, "-m", "tmemlint"] + sys.argv[1:])
+    os.execv(sys.executable, [sys.executable, "-P", "-m", "tmemlint"] + sys.argv[1:])
 _, status, ru = os.wait4(pid, 0)
 sys.stderr.write(f"\\nCPU {ru.ru_utime + ru.ru_stime}\\n")
 sys.exit(os.waitstatus_to_exitcode(status))
@@ -37,7 +37,7 @@ sys.exit(os.waitstatus_to_exitcode(status))
 
 
 def cli(tmp_path, *args: str) -> tuple[subprocess.CompletedProcess, float]:
-    proc = subprocess.run([sys.executable, "-c", RUSAGE, "--no-cache", "--isolated", *args], capture_output=True,
+    proc = subprocess.run([sys.executable, "-P", "-c", RUSAGE, "--no-cache", "--isolated", *args], capture_output=True,
                           text=True, cwd=tmp_path, timeout=300)
     err, _, cpu = proc.stderr.rpartition("\nCPU ")
     proc.stderr = err

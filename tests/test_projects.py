@@ -324,7 +324,7 @@ def test_build_path_flags_for_a_file(tmp_path):
 
 
 def _cli(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "tmemlint", "--no-cache", "--format", "concise", *args],
+    return subprocess.run([sys.executable, "-P", "-m", "tmemlint", "--no-cache", "--format", "concise", *args],
                           capture_output=True, text=True, cwd=cwd, env=dict(os.environ, NO_COLOR="1"))
 
 

@@ -65,7 +65,7 @@ def test_verdicts_do_not_depend_on_the_hash_seed():
     outs = []
     for seed in ("1", "2", "3"):
         env = dict(os.environ, PYTHONHASHSEED=seed, TMEMLINT_NO_CACHE="1")
-        p = subprocess.run([sys.executable, "-m", "tmemlint", "--no-cache", "--format", "json", *files],
+        p = subprocess.run([sys.executable, "-P", "-m", "tmemlint", "--no-cache", "--format", "json", *files],
                            capture_output=True, text=True, env=env, timeout=600)
         outs.append(sorted((f["path"], f["line"], f["code"], f["severity"]) for f in json.loads(p.stdout)))
     assert outs[0] == outs[1] == outs[2]

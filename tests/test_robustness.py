@@ -48,7 +48,7 @@ def run(*args: str, input: str | bytes | None = None):
 def tmemlint(*args: str, cwd=None) -> subprocess.CompletedProcess:
     """``python -m tmemlint ARGS`` in a subprocess."""
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
-    return subprocess.run([sys.executable, "-m", "tmemlint", *args], capture_output=True, cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-P", "-m", "tmemlint", *args], capture_output=True, cwd=cwd, env=env,
                           timeout=300, text=True)
 
 
@@ -504,7 +504,7 @@ def test_output_identical_across_hash_seeds(tmp_path):
     outs = []
     for seed in ("1", "2"):
         env = dict(os.environ, PYTHONHASHSEED=seed, TMEMLINT_NO_CACHE="1")
-        p = subprocess.run([sys.executable, "-m", "tmemlint", "--isolated", "--format", "json", "--jobs", "1",
+        p = subprocess.run([sys.executable, "-P", "-m", "tmemlint", "--isolated", "--format", "json", "--jobs", "1",
                             *files], capture_output=True, text=True, env=env, timeout=300)
         outs.append((p.returncode, p.stdout))
     assert outs[0] == outs[1]

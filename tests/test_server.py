@@ -28,7 +28,7 @@ class Client:
     """A minimal LSP client over a server subprocess's pipes (Content-Length framing, JSON-RPC 2.0)."""
 
     def __init__(self, cwd: Path):
-        self.proc = subprocess.Popen([sys.executable, "-m", "tmemlint", "server"], cwd=cwd, stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([sys.executable, "-P", "-m", "tmemlint", "server"], cwd=cwd, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.inbox: queue.Queue = queue.Queue()
         self.next_id = 1

@@ -38,7 +38,7 @@ CLI = ("typer", "click", "rich", "tmemlint.cli", "tmemlint.checks.access", "tmem
 
 
 def modules(*args: str, cwd=ROOT, env=None) -> tuple[subprocess.CompletedProcess, set[str]]:
-    proc = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, cwd=cwd,
+    proc = subprocess.run([sys.executable, "-P", "-c", PROBE, *args], capture_output=True, text=True, cwd=cwd,
                           env=env, timeout=120)
     err, _, names = proc.stderr.rpartition("\nMODULES ")
     proc.stderr = err
@@ -138,7 +138,7 @@ def test_a_plain_check_runs_without_a_profile(tmp_path):
     ptx = tmp_path / "k.ptx"
     ptx.write_bytes((FIXTURES / "ptx" / "bitcast_rename_before_wait.ptx").read_bytes())
     for extra in ((), ("--profile",)):
-        proc = subprocess.run([sys.executable, "-c", PROFILE_PROBE, "--no-cache", *extra, str(ptx)],
+        proc = subprocess.run([sys.executable, "-P", "-c", PROFILE_PROBE, "--no-cache", *extra, str(ptx)],
                               capture_output=True, text=True, cwd=tmp_path, timeout=120)
         assert proc.returncode == 0
         assert proc.stderr.endswith("\nACTIVE None\n")  # with --profile: disabled again after its report
@@ -171,7 +171,7 @@ def cli_output(capsys, *args: str) -> tuple[str, str, int]:
 
 
 def entry_output(*args: str) -> tuple[str, str, int]:
-    proc = subprocess.run([sys.executable, "-m", "tmemlint", *args], capture_output=True, text=True, cwd=ROOT,
+    proc = subprocess.run([sys.executable, "-P", "-m", "tmemlint", *args], capture_output=True, text=True, cwd=ROOT,
                           timeout=120)
     return proc.stdout, proc.stderr, proc.returncode
 
@@ -209,9 +209,9 @@ def test_a_plain_check_without_typer_is_the_typer_command(args):
     output, standard error and exit code as the typer command (``cli.main``)."""
     env = {**os.environ, "TMEMLINT_NO_CACHE": "1"}
     assert checkcmd.parse_simple(args) is not None
-    fast = subprocess.run([sys.executable, "-m", "tmemlint", *args], capture_output=True, text=True, cwd=ROOT,
+    fast = subprocess.run([sys.executable, "-P", "-m", "tmemlint", *args], capture_output=True, text=True, cwd=ROOT,
                           env=env, timeout=300)
-    typed = subprocess.run([sys.executable, "-c", TYPER_PATH, *args], capture_output=True, text=True, cwd=ROOT,
+    typed = subprocess.run([sys.executable, "-P", "-c", TYPER_PATH, *args], capture_output=True, text=True, cwd=ROOT,
                            env=env, timeout=300)
     assert (fast.stdout, fast.stderr, fast.returncode) == (typed.stdout, typed.stderr, typed.returncode)
 
