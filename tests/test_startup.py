@@ -216,6 +216,22 @@ def test_a_plain_check_without_typer_is_the_typer_command(args):
     assert (fast.stdout, fast.stderr, fast.returncode) == (typed.stdout, typed.stderr, typed.returncode)
 
 
+def test_the_typer_command_and_run_check_take_the_same_options():
+    """``cli.check``'s parameters are ``checkcmd.CheckOptions``'s fields (with the same defaults) plus ``paths`` and
+    ``--no-cache``; ``run_check`` is ``check`` with the fields as keywords and rejects any other keyword."""
+    import dataclasses
+    import inspect
+
+    params = inspect.signature(cli.check).parameters
+    fields = dataclasses.fields(checkcmd.CheckOptions)
+    assert [f.name for f in fields] == [n for n in params if n not in ("paths", "no_cache")]
+    assert [f.default for f in fields] == [params[f.name].default.default for f in fields]
+    with pytest.raises(TypeError):
+        checkcmd.run_check([GOOD], no_such_option=True)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        checkcmd.CheckOptions().quiet = True  # type: ignore[misc]
+
+
 def test_a_plain_check_imports_no_typer_click_or_rich():
     proc, mods = modules("--no-cache", "--format", "concise", BAD)
     assert proc.returncode == 1 and "TM102" in proc.stdout

@@ -15,7 +15,7 @@ import os
 import sys
 from collections import Counter
 from enum import Enum
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from tmemlint import profile as _profile
 from tmemlint.checks.registry import RULES, load_all  # noqa: F401 - load_all: for tmemlint.entry's start-up
@@ -306,84 +306,109 @@ def _render(findings: list[Finding], sources: dict[str, str], fmt: OutputFormat,
 
 
 
-def run_check(paths, output_format: OutputFormat = OutputFormat.text, output_file: str | None = None, select=None,
-              ignore=None, extend_select=None, fail_on: FailOn | None = None, exit_zero: bool = False,
-              quiet: bool = False, config: str | None = None, isolated: bool = False, show_settings: bool = False,
-              exclude=None, extend_exclude=None, force_exclude: bool | None = None,
-              respect_gitignore: bool | None = None, ctas_per_sm: int | None = None, show_statistics: bool = False,
-              show_witness: bool | None = None, baseline: str | None = None, write_baseline: str | None = None,
-              stdin_filename: str | None = None, jobs: int | None = None, define=None, compile_: bool = False,
-              nvcc_arg=None, include_dir=None, build_path=None, profile: bool = False,
-              profile_json: str | None = None) -> int:
-    """``tmemlint check`` with its arguments read (``tmemlint.cli.check`` documents each): the exit status.
-    ``profile``/``profile_json``: the CPU time per phase (``tmemlint.profile``) as a table on standard error and/or
-    as JSON in that file."""
-    kw = dict(output_format=output_format, output_file=output_file, select=select, ignore=ignore,
-              extend_select=extend_select, fail_on=fail_on, exit_zero=exit_zero, quiet=quiet, config=config,
-              isolated=isolated, show_settings=show_settings, exclude=exclude, extend_exclude=extend_exclude,
-              force_exclude=force_exclude, respect_gitignore=respect_gitignore, ctas_per_sm=ctas_per_sm,
-              show_statistics=show_statistics, show_witness=show_witness, baseline=baseline,
-              write_baseline=write_baseline, stdin_filename=stdin_filename, jobs=jobs, define=define,
-              compile_=compile_, nvcc_arg=nvcc_arg, include_dir=include_dir, build_path=build_path)
-    if not (profile or profile_json):
-        return _check(paths, **kw)
+@dataclasses.dataclass(frozen=True)
+class CheckOptions:
+    """The options of ``tmemlint check`` after its paths, with the command line's defaults (``tmemlint.cli.check``
+    declares and documents each for typer; ``parse_simple`` reads a few without it).  ``run_check`` takes them
+    as keywords; ``check`` takes this object."""
+
+    output_format: OutputFormat = OutputFormat.text
+    output_file: str | None = None
+    select: Sequence[str] | None = None
+    ignore: Sequence[str] | None = None
+    extend_select: Sequence[str] | None = None
+    fail_on: FailOn | None = None
+    exit_zero: bool = False
+    quiet: bool = False
+    config: str | None = None
+    isolated: bool = False
+    show_settings: bool = False
+    exclude: Sequence[str] | None = None
+    extend_exclude: Sequence[str] | None = None
+    force_exclude: bool | None = None
+    respect_gitignore: bool | None = None
+    ctas_per_sm: int | None = None
+    show_statistics: bool = False
+    #: None: when standard output is a terminal and there is no ``--output-file``.
+    show_witness: bool | None = None
+    baseline: str | None = None
+    write_baseline: str | None = None
+    stdin_filename: str | None = None
+    #: None: ``os.cpu_count()``.
+    jobs: int | None = None
+    define: Sequence[str] | None = None
+    compile_: bool = False
+    nvcc_arg: Sequence[str] | None = None
+    include_dir: Sequence[str] | None = None
+    build_path: str | None = None
+    #: The CPU time per phase (``tmemlint.profile``) as a table on standard error.
+    profile: bool = False
+    #: The same as JSON in this file.
+    profile_json: str | None = None
+
+
+def run_check(paths: Sequence[str] | None, **options: Any) -> int:
+    """``tmemlint check`` with its arguments read: ``check(paths, CheckOptions(**options))`` (an unknown keyword
+    is a ``TypeError``), the exit status."""
+    return check(paths, CheckOptions(**options))
+
+
+def check(paths: Sequence[str] | None, o: CheckOptions) -> int:
+    """``tmemlint check PATHS`` with the options ``o``: the exit status (0, 1, 2 as ``tmemlint.cli`` documents).
+    With ``o.profile``/``o.profile_json``: the CPU time per phase (``tmemlint.profile``) as a table on standard
+    error and/or as JSON in that file."""
+    if not (o.profile or o.profile_json):
+        return _check(paths, o)
     prof = _profile.enable()
     try:
-        status = _check(paths, **kw)
+        status = _check(paths, o)
         run = prof.finish()
     finally:
         _profile.disable()
-    if profile:
+    if o.profile:
         _stdout("", flush=True)
         sys.stderr.write(_profile.table(run, prof.files))
         sys.stderr.flush()
-    if profile_json:
+    if o.profile_json:
         import json
 
         try:
-            with open(profile_json, "w", encoding="utf-8") as fh:
+            with open(o.profile_json, "w", encoding="utf-8") as fh:
                 json.dump(_profile.as_json(run, prof.files), fh, indent=1)
                 fh.write("\n")
         except OSError as e:
-            fail(f"{profile_json}: cannot write: {e.strerror or e}")
+            fail(f"{o.profile_json}: cannot write: {e.strerror or e}")
     return status
 
 
-def _check(paths, output_format: OutputFormat = OutputFormat.text, output_file: str | None = None, select=None,
-           ignore=None, extend_select=None, fail_on: FailOn | None = None, exit_zero: bool = False,
-           quiet: bool = False, config: str | None = None, isolated: bool = False, show_settings: bool = False,
-           exclude=None, extend_exclude=None, force_exclude: bool | None = None,
-           respect_gitignore: bool | None = None, ctas_per_sm: int | None = None, show_statistics: bool = False,
-           show_witness: bool | None = None, baseline: str | None = None, write_baseline: str | None = None,
-           stdin_filename: str | None = None, jobs: int | None = None, define=None, compile_: bool = False,
-           nvcc_arg=None, include_dir=None, build_path=None) -> int:
-    """``run_check`` without the profile."""
+def _check(paths: Sequence[str] | None, o: CheckOptions) -> int:
+    """``check`` without the profile."""
     from tmemlint.discover import display_path, discover
 
     paths = list(paths or [])
     if not paths:
-        paths = ["-"] if stdin_filename is not None else ["."]
-    if jobs is not None and jobs < 1:
-        fail(f"--jobs: must be at least 1 (got {jobs})")
-    n_jobs = jobs or os.cpu_count() or 1
+        paths = ["-"] if o.stdin_filename is not None else ["."]
+    if o.jobs is not None and o.jobs < 1:
+        fail(f"--jobs: must be at least 1 (got {o.jobs})")
+    n_jobs = o.jobs or os.cpu_count() or 1
     try:
-        settings = Settings(config, isolated, Overrides(
-            select=split_selectors(select) if select else None, extend_select=split_selectors(extend_select),
-            ignore=split_selectors(ignore), fail_on=fail_on.value if fail_on else None, ctas_per_sm=ctas_per_sm,
-            exclude=list(exclude) if exclude else None, extend_exclude=list(extend_exclude or []),
-            force_exclude=force_exclude, respect_gitignore=respect_gitignore))
+        settings = Settings(o.config, o.isolated, Overrides(
+            select=split_selectors(o.select) if o.select else None, extend_select=split_selectors(o.extend_select),
+            ignore=split_selectors(o.ignore), fail_on=o.fail_on.value if o.fail_on else None, ctas_per_sm=o.ctas_per_sm,
+            exclude=list(o.exclude) if o.exclude else None, extend_exclude=list(o.extend_exclude or []),
+            force_exclude=o.force_exclude, respect_gitignore=o.respect_gitignore))
         found = discover([p for p in paths if p != "-"], settings)
-        if show_settings:
-            first = found.files[0] if found.files else (stdin_filename or paths[0])
-            _show_settings(settings, first, define, compile_, nvcc_arg, include_dir, build_path)
+        if o.show_settings:
+            first = found.files[0] if found.files else (o.stdin_filename or paths[0])
+            _show_settings(settings, first, o.define, o.compile_, o.nvcc_arg, o.include_dir, o.build_path)
             return 0
-        tasks = [(f, f, _source_options(settings.options_for(f), define, compile_, nvcc_arg, include_dir, build_path,
-                                         f)) for f in found.files]
+        tasks = [(f, f, _source_options(settings.options_for(f), o.define, o.compile_, o.nvcc_arg, o.include_dir,
+                                         o.build_path, f)) for f in found.files]
         stdin_task = None
         if "-" in paths:
-            display = display_path(stdin_filename) if stdin_filename else STDIN_DISPLAY
-            stdin_task = (display, _source_options(settings.options_for(stdin_filename or os.path.join(
-                os.getcwd(), "-")), define, compile_, nvcc_arg, include_dir, build_path, stdin_filename))
+            display = display_path(o.stdin_filename) if o.stdin_filename else STDIN_DISPLAY
+            stdin_task = (display, _source_options(settings.options_for(o.stdin_filename or os.path.join(
+                os.getcwd(), "-")), o.define, o.compile_, o.nvcc_arg, o.include_dir, o.build_path, o.stdin_filename))
     except ConfigError as e:
         fail(str(e))
 
@@ -430,48 +455,49 @@ def _check(paths, output_format: OutputFormat = OutputFormat.text, output_file: 
         fail_rank[res.path] = (res.options.fail_on if res.options else None) or "error"
     findings, sources = present(findings, results)
 
-    if write_baseline is not None:
+    if o.write_baseline is not None:
         from tmemlint.baseline import BaselineError
         from tmemlint.baseline import write_baseline as write
 
         try:
-            n = write(findings, write_baseline)
+            n = write(findings, o.write_baseline)
         except BaselineError as e:
             fail(str(e))
-        _echo(f"tmemlint: wrote {n} finding{'s' if n != 1 else ''} to {write_baseline}", err=True)
+        _echo(f"tmemlint: wrote {n} finding{'s' if n != 1 else ''} to {o.write_baseline}", err=True)
         return status
     hidden = 0
-    if baseline is not None:
+    if o.baseline is not None:
         from tmemlint.baseline import BaselineError, filter_baseline, read_baseline
 
         try:
-            keys = read_baseline(baseline)
+            keys = read_baseline(o.baseline)
         except BaselineError as e:
             fail(str(e))
-        kept = filter_baseline(findings, keys, baseline)
+        kept = filter_baseline(findings, keys, o.baseline)
         hidden = len(findings) - len(kept)
         findings = kept
 
-    if show_witness is None:
-        show_witness = output_file is None and sys.stdout.isatty()
+    witness = o.show_witness
+    if witness is None:
+        witness = o.output_file is None and sys.stdout.isatty()
     if prof is not None:
         prof.push("output")
-    text = _render(findings, sources, output_format, show_statistics, notifications, hidden,
-                   color=output_file is None and use_color(), witness=show_witness)
-    if output_file is not None:
+    text = _render(findings, sources, o.output_format, o.show_statistics, notifications, hidden,
+                   color=o.output_file is None and use_color(), witness=witness)
+    if o.output_file is not None:
         try:
-            with open(output_file, "w", encoding="utf-8") as fh:
+            with open(o.output_file, "w", encoding="utf-8") as fh:
                 fh.write(text)
         except OSError as e:
-            fail(f"{output_file}: cannot write: {e.strerror or e}")
+            fail(f"{o.output_file}: cannot write: {e.strerror or e}")
     else:
         _stdout(text)
-    if not quiet and results and output_format in (OutputFormat.text, OutputFormat.concise, OutputFormat.github):
+    if not o.quiet and results and o.output_format in (OutputFormat.text, OutputFormat.concise, OutputFormat.github):
         _stdout("", flush=True)
         _echo(summary(findings, hidden, status == 2), err=True)
     if prof is not None:
         prof.pop()
-    if status == 0 and not exit_zero:
+    if status == 0 and not o.exit_zero:
         for f in findings:
             level = fail_rank.get(f.origin or f.path, "error")
             if level != "never" and f.severity.rank >= Severity(level).rank:

@@ -17,8 +17,9 @@ import typer
 from tmemlint.version import __version__
 from tmemlint.checks.registry import RULES, load_all, resolve_prefix
 from tmemlint.checkcmd import (  # noqa: F401 - the check command's helpers, re-exported for their users
-    PROGRESS_MIN_FILES, STDIN_DISPLAY, FailOn, OutputFormat, fail, lint_tasks, present, run_check, statistics, summary,
-    use_color)
+    PROGRESS_MIN_FILES, STDIN_DISPLAY, CheckOptions, FailOn, OutputFormat, fail, lint_tasks, present, run_check,
+    statistics, summary, use_color)
+from tmemlint.checkcmd import check as check_with
 from tmemlint.plan.command import plan_command
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -95,15 +96,9 @@ def check(
                                                "file and in total, as JSON to this file (not cached)."),
 ):
     """Check PTX files and CUDA sources (.cu, .cuh) for TMEM faults."""
-    del no_cache  # handled by the console entry point (tmemlint.entry); listed here for --help
-    raise typer.Exit(run_check(
-        paths, output_format=output_format, output_file=output_file, select=select, ignore=ignore,
-        extend_select=extend_select, fail_on=fail_on, exit_zero=exit_zero, quiet=quiet, config=config,
-        isolated=isolated, show_settings=show_settings, exclude=exclude, extend_exclude=extend_exclude,
-        force_exclude=force_exclude, respect_gitignore=respect_gitignore, ctas_per_sm=ctas_per_sm,
-        show_statistics=show_statistics, show_witness=show_witness, baseline=baseline, write_baseline=write_baseline,
-        stdin_filename=stdin_filename, jobs=jobs, define=define, compile_=compile_, nvcc_arg=nvcc_arg,
-        include_dir=include_dir, build_path=build_path, profile=profile, profile_json=profile_json))
+    options = dict(locals())  # the parameters, each a field of checkcmd.CheckOptions but paths and no_cache
+    del options["paths"], options["no_cache"]  # --no-cache: handled by the console entry point (tmemlint.entry)
+    raise typer.Exit(check_with(paths, CheckOptions(**options)))
 
 
 class RulesFormat(str, Enum):
