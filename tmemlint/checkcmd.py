@@ -56,16 +56,19 @@ class FailOn(str, Enum):
 
 def _stdout(text: str, flush: bool = False) -> None:
     """Write ``text`` to standard output (and flush it); when the reader has closed the pipe (``tmemlint ... |
-    head -1``) the rest of the output is dropped (``entry.silence_stdout``) and the check goes on: the summary on
+    head -1``) the rest of the output is dropped (standard output's descriptor then points at ``os.devnull``) and the check goes on: the summary on
     standard error and the exit status stay what they would have been."""
     try:
         sys.stdout.write(text)
         if flush:
             sys.stdout.flush()
     except BrokenPipeError:
-        from tmemlint.entry import silence_stdout
-
-        silence_stdout()
+        try:  # entry.silence_stdout's steps (entry imports this module: no import back)
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):
+            pass
 
 
 def fail(message: str) -> None:
