@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from typing import TYPE_CHECKING, Any, cast
 
 from mypy_extensions import mypyc_attr
@@ -296,6 +296,8 @@ class SyncModel:
         self._sites: dict[int, SyncEvent | None] = {}
         # class id -> (class, {instruction index: fact sets})
         self._facts_at: dict[int, tuple[WarpClass, dict[int, set[Facts] | None]]] = {}
+        # ids of the classes whose identity replay (``_reaching_facts``) exceeded its budget
+        self._unfinished: set[int] = set()
         self._counts: dict[tuple[int, BarrierKey], tuple[WarpClass, _Counts]] = {}
         # (class id, the key's sites) -> (class, _Counts): ``_count``
         self._counts_alike: dict[tuple[int, frozenset[tuple[int, bool]]], tuple[WarpClass, _Counts]] = {}
@@ -520,9 +522,25 @@ class SyncModel:
                     if len(got) > _MAX_FACT_SETS:
                         seen[inst.index] = None
 
-            self.ctx.simulate(identity_transfer, None, observe, classes=[klass], relevant=self._relevant)
+            if not self.ctx.simulate(identity_transfer, None, observe, classes=[klass], relevant=self._relevant):
+                self._unfinished.add(id(klass))  # past its budget: ``_runs_none_of`` knows nothing of it
             hit = self._facts_at[id(klass)] = (klass, seen)
         return hit[1]
+
+    def _runs_none_of(self, klass: "WarpClass", ops: Iterable[int]) -> bool:
+        """Whether ``klass`` executes none of the instructions ``ops`` (indices, of observed opcodes) on any feasible
+        path, by its identity replay (``_reaching_facts``); False when that replay exceeded its budget.
+
+        A simulation whose property changes only at ``ops`` (``_pending_table``, ``uncompleted_by_issuer``: both
+        start empty, and their transfer returns an empty property unchanged everywhere but at an operation) then
+        keeps its initial property on every path: its states are the identity run's, state for state (the same
+        blocks in the same order, the same facts, the same visits, so the same budget), and its observer, which
+        records nothing of an empty property, records nothing.  Its result is then known without running it."""
+        reach = self._reaching_facts(klass)
+        if id(klass) in self._unfinished:
+            return False
+        insts = self.ctx.function.instructions
+        return all(insts[o].op in _OBSERVED and o not in reach for o in ops)
 
     def fact_sets(self, klass: "WarpClass", inst: Instruction) -> set[Facts] | None:
         """The branch-fact sets (cross-warp form) of the paths of ``klass`` that reach ``inst`` (an instruction of an
@@ -864,7 +882,9 @@ class SyncModel:
                 found[inst.index] = hit[0]
 
         watched = ops | set(pairs)
-        self.ctx.simulate(transfer, frozenset(), observe,
+        # a class that issues none of ``ops`` keeps an empty property and finds nothing (``_runs_none_of``)
+        classes = [k for k in self.ctx.threads.classes if not self._runs_none_of(k, ops)]
+        self.ctx.simulate(transfer, frozenset(), observe, classes=classes,
                           relevant=lambda i: i.index in watched or i.family == "tcgen05.commit" or i.op == "mbarrier")
         return found
 
@@ -2171,7 +2191,7 @@ class SyncModel:
             return i.op in ("tcgen05", "bar", "barrier", "mbarrier", "ret", "exit") or i.index in readers \
                 or i.index in renamed
 
-        if ops:
+        if ops and not self._runs_none_of(klass, ops):  # else the property stays empty: ``_runs_none_of``
             self.ctx.simulate(transfer, empty, observe, classes=[klass], relevant=relevant)
         self._pending[(id(klass), kind)] = (klass, table)
         return table
