@@ -650,13 +650,22 @@ class SyncModel:
         outcomes, or two arrivals, with equal projections are equal states in both, and unequal ones stopped the
         batch), so both runs visit the same blocks in the same order with the same facts, and the states reaching
         each exit are the one-anchor run's under the projection (the same budget of visits, too: a batch past its
-        budget falls back).  The entries are then computed from the same exit states in the same order."""
+        budget falls back).  The entries are then computed from the same exit states in the same order.  The batch's
+        anchors are those ``klass`` executes: another one keeps the one-anchor run's property empty on every path
+        (``_runs_none_of``), so its answer is ``{}`` without a run."""
+        if self._runs_none_of(klass, (anchor.index,)):
+            return {}  # the property stays empty on every path (``_runs_none_of``): no entry, as the run would give
         fam = anchor.family
         cache = self.ctx.control_caches.releases_single
         hit = cache.get((id(klass), fam, completion))
         if hit is None or hit[0] is not klass:
-            group = tuple(i for i in self.ctx.function.instructions if i.family == fam)
-            got = self._releases_run(klass, group, False, completion, False, True) if len(group) > 1 else None
+            # the anchors the class executes (the others answer ``{}`` above); a batch with an anchor on a CFG cycle
+            # is not tried: the state before its first execution and the one after an iteration meet at the loop's
+            # head, so the run would stop (a heuristic of cost: whether the batch is kept is decided by the run)
+            group = tuple(i for i in self.ctx.function.instructions
+                          if i.family == fam and not self._runs_none_of(klass, (i.index,)))
+            tried = len(group) > 1 and not any(can_reach(self.ctx, i, i) for i in group)
+            got = self._releases_run(klass, group, False, completion, False, True) if tried else None
             hit = cache[(id(klass), fam, completion)] = (klass, got)
         table = hit[1]
         if table is None:
