@@ -38,6 +38,10 @@ class ControlCaches:
     #: completion) -> (the class, {anchor index: [(keys, facts)]}), one multi-anchor simulation answering every
     #: tcgen05.ld (st) of the function for that class
     releases_batch: dict[tuple[int, str, bool], tuple[object, dict[int, list[Any]]]] = field(default_factory=dict)
+    #: ``SyncModel._single_valued_releases``: (warp class id, opcode family, completion) -> (the class, {anchor index:
+    #: [(keys, facts)]}, or None when the multi-anchor run split a state and each anchor is simulated alone)
+    releases_single: dict[tuple[int, str, bool], tuple[object, dict[int, list[Any]] | None]] = field(
+        default_factory=dict)
 
 
 class AnalysisContext(Protocol):
@@ -61,4 +65,12 @@ class AnalysisContext(Protocol):
         """``[(klass, exits)]``: a ``PropertySimulation`` of ``transfer`` from ``init`` per warp class (all, or
         ``classes``); ``observe(klass, prop, inst, facts)``; ``relevant(inst)``: the instructions ``transfer`` and
         ``observe`` look at (None: all)."""
+        ...
+
+    def simulate_single_valued(self, transfer: "Transfer", init: Hashable, klass: "WarpClass",
+                               relevant: "Callable[[Instruction], bool] | None" = None) -> "list[ExitState] | None":
+        """The exit states of one ``PropertySimulation`` of ``transfer`` from ``init`` for ``klass``, run with
+        ``single_valued`` (``paths.StatesSplit``): None when two property values met at one program point or the
+        budget was exceeded (nothing is noted in ``bounded``: the caller falls back to the runs it replaces, which
+        note it themselves)."""
         ...

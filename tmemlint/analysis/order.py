@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from typing import TYPE_CHECKING, Any, cast
 
 from mypy_extensions import mypyc_attr
@@ -91,6 +91,11 @@ _MAX_LANE_STATES = 64
 
 #: The opcode families whose single-anchor ``releases_after`` is answered by one simulation of all of them.
 _BATCHED_ANCHORS = frozenset({"tcgen05.ld", "tcgen05.st"})
+
+#: Anchor families of ``releases_after`` answered from one multi-anchor run per class when that run has one property
+#: value at every program point (``SyncModel._single_valued_releases``, exact): TM302's per-load question asks for
+#: the ``tcgen05.wait::ld`` (st) after each load (``completed_before``).
+_SINGLE_VALUED_ANCHORS = frozenset({"tcgen05.wait::ld", "tcgen05.wait::st"})
 
 #: Branch-fact sets kept per instruction before they are taken as unknown.
 _MAX_FACT_SETS = 32
@@ -291,6 +296,8 @@ class SyncModel:
         self._sites: dict[int, SyncEvent | None] = {}
         # class id -> (class, {instruction index: fact sets})
         self._facts_at: dict[int, tuple[WarpClass, dict[int, set[Facts] | None]]] = {}
+        # ids of the classes whose identity replay (``_reaching_facts``) exceeded its budget
+        self._unfinished: set[int] = set()
         self._counts: dict[tuple[int, BarrierKey], tuple[WarpClass, _Counts]] = {}
         # (class id, the key's sites) -> (class, _Counts): ``_count``
         self._counts_alike: dict[tuple[int, frozenset[tuple[int, bool]]], tuple[WarpClass, _Counts]] = {}
@@ -515,9 +522,25 @@ class SyncModel:
                     if len(got) > _MAX_FACT_SETS:
                         seen[inst.index] = None
 
-            self.ctx.simulate(identity_transfer, None, observe, classes=[klass], relevant=self._relevant)
+            if not self.ctx.simulate(identity_transfer, None, observe, classes=[klass], relevant=self._relevant):
+                self._unfinished.add(id(klass))  # past its budget: ``_runs_none_of`` knows nothing of it
             hit = self._facts_at[id(klass)] = (klass, seen)
         return hit[1]
+
+    def _runs_none_of(self, klass: "WarpClass", ops: Iterable[int]) -> bool:
+        """Whether ``klass`` executes none of the instructions ``ops`` (indices, of observed opcodes) on any feasible
+        path, by its identity replay (``_reaching_facts``); False when that replay exceeded its budget.
+
+        A simulation whose property changes only at ``ops`` (``_pending_table``, ``uncompleted_by_issuer``: both
+        start empty, and their transfer returns an empty property unchanged everywhere but at an operation) then
+        keeps its initial property on every path: its states are the identity run's, state for state (the same
+        blocks in the same order, the same facts, the same visits, so the same budget), and its observer, which
+        records nothing of an empty property, records nothing.  Its result is then known without running it."""
+        reach = self._reaching_facts(klass)
+        if id(klass) in self._unfinished:
+            return False
+        insts = self.ctx.function.instructions
+        return all(insts[o].op in _OBSERVED and o not in reach for o in ops)
 
     def fact_sets(self, klass: "WarpClass", inst: Instruction) -> set[Facts] | None:
         """The branch-fact sets (cross-warp form) of the paths of ``klass`` that reach ``inst`` (an instruction of an
@@ -548,6 +571,21 @@ class SyncModel:
         hit = self._releases.get(cache_key)
         if hit is not None and hit[0] is klass:
             return hit[1]
+        if len(anchors) == 1 and not grouped and not from_entry and anchors[0].family in _SINGLE_VALUED_ANCHORS:
+            shared = self._single_valued_releases(klass, anchors[0], completion)
+            if shared is not None:
+                self._releases[cache_key] = (klass, shared)
+                return shared
+        out = self._releases_run(klass, anchors, grouped, completion, from_entry, False)
+        assert out is not None  # ``single_valued`` False: a run always finishes (a budget exceeded gives no states)
+        self._releases[cache_key] = (klass, out)
+        return out
+
+    def _releases_run(self, klass: "WarpClass", anchors: tuple[Instruction, ...], grouped: bool, completion: bool,
+                      from_entry: bool, single_valued: bool) -> dict[int, list[_KeysOnPath]] | None:
+        """``releases_after``'s simulation and its entries, not cached.  ``single_valued``: run with
+        ``PropertySimulation(single_valued=True)`` (``FunctionContext.simulate_single_valued``); None when the
+        run split a state or exceeded its budget."""
         group = anchors[0].index if grouped and anchors else None
         idx = {a.index: (group if grouped else a.index) for a in anchors}
         # the instructions that arrive (for ``completion``, the commits), with the key each arrives on
@@ -570,7 +608,14 @@ class SyncModel:
         states: dict[int, list[_LaneState]] = {}  # anchor -> its exit states
         start: frozenset[tuple[int | None, frozenset[BarrierKey]]] = (
             frozenset({(_ENTRY, frozenset())}) if from_entry else frozenset())
-        for _k, exits in self.ctx.simulate(transfer, start, classes=[klass], relevant=self._relevant):
+        if single_valued:
+            one = self.ctx.simulate_single_valued(transfer, start, klass, relevant=self._relevant)
+            if one is None:
+                return None
+            runs = [(klass, one)]
+        else:
+            runs = self.ctx.simulate(transfer, start, classes=[klass], relevant=self._relevant)
+        for _k, exits in runs:
             for ex in exits:
                 uniform = self._uniform(ex.facts)
                 lane = frozenset(f for f in ex.facts if is_lane_fact(f[0]))
@@ -587,8 +632,46 @@ class SyncModel:
                     per[uniform] = per[uniform] | self._every_lane_keys(uniform, states[a])
         out = {a: (self._issuers_keys(klass, states[a]) if completion and len(states[a]) <= _MAX_LANE_STATES
                    else [(ks, facts) for facts, ks in per.items()]) for a, per in merged.items()}
-        self._releases[cache_key] = (klass, out)
         return out
+
+    def _single_valued_releases(self, klass: "WarpClass", anchor: Instruction,
+                                completion: bool) -> dict[int, list[_KeysOnPath]] | None:
+        """``releases_after(klass, (anchor,), completion=completion)`` for an ``anchor`` of a family in
+        ``_SINGLE_VALUED_ANCHORS``, read from one multi-anchor run per (class, family, completion) whose anchors
+        are every instruction of that family, run with ``single_valued``: kept only when at every program point
+        (block entry, after each instruction, each exiting instruction) the run had one property value; None
+        otherwise (the caller runs the one-anchor simulation, as before), and when ``anchor`` is the only one of
+        its family.
+
+        Exact: the one-anchor run's property is the projection of the batch's onto ``anchor`` (``{(anchor, keys)}``
+        or empty; ``releases_after``'s transfer adds an arrival's key to every anchor's set and resets only the
+        executing anchor's, so projecting commutes with the transfer).  With one property value per point the
+        batch merges nothing the one-anchor run keeps apart and keeps apart nothing it merges (a fork's two
+        outcomes, or two arrivals, with equal projections are equal states in both, and unequal ones stopped the
+        batch), so both runs visit the same blocks in the same order with the same facts, and the states reaching
+        each exit are the one-anchor run's under the projection (the same budget of visits, too: a batch past its
+        budget falls back).  The entries are then computed from the same exit states in the same order.  The batch's
+        anchors are those ``klass`` executes: another one keeps the one-anchor run's property empty on every path
+        (``_runs_none_of``), so its answer is ``{}`` without a run."""
+        if self._runs_none_of(klass, (anchor.index,)):
+            return {}  # the property stays empty on every path (``_runs_none_of``): no entry, as the run would give
+        fam = anchor.family
+        cache = self.ctx.control_caches.releases_single
+        hit = cache.get((id(klass), fam, completion))
+        if hit is None or hit[0] is not klass:
+            # the anchors the class executes (the others answer ``{}`` above); a batch with an anchor on a CFG cycle
+            # is not tried: the state before its first execution and the one after an iteration meet at the loop's
+            # head, so the run would stop (a heuristic of cost: whether the batch is kept is decided by the run)
+            group = tuple(i for i in self.ctx.function.instructions
+                          if i.family == fam and not self._runs_none_of(klass, (i.index,)))
+            tried = len(group) > 1 and not any(can_reach(self.ctx, i, i) for i in group)
+            got = self._releases_run(klass, group, False, completion, False, True) if tried else None
+            hit = cache[(id(klass), fam, completion)] = (klass, got)
+        table = hit[1]
+        if table is None:
+            return None
+        entry = table.get(anchor.index)
+        return {anchor.index: entry} if entry is not None else {}
 
     def _issuers_keys(self, klass: "WarpClass", states: list[_LaneState]) -> list[_KeysOnPath]:
         """``releases_after(completion=True)``'s entries: one per exit state of a thread that executed the anchor,
@@ -808,7 +891,9 @@ class SyncModel:
                 found[inst.index] = hit[0]
 
         watched = ops | set(pairs)
-        self.ctx.simulate(transfer, frozenset(), observe,
+        # a class that issues none of ``ops`` keeps an empty property and finds nothing (``_runs_none_of``)
+        classes = [k for k in self.ctx.threads.classes if not self._runs_none_of(k, ops)]
+        self.ctx.simulate(transfer, frozenset(), observe, classes=classes,
                           relevant=lambda i: i.index in watched or i.family == "tcgen05.commit" or i.op == "mbarrier")
         return found
 
@@ -2115,7 +2200,7 @@ class SyncModel:
             return i.op in ("tcgen05", "bar", "barrier", "mbarrier", "ret", "exit") or i.index in readers \
                 or i.index in renamed
 
-        if ops:
+        if ops and not self._runs_none_of(klass, ops):  # else the property stays empty: ``_runs_none_of``
             self.ctx.simulate(transfer, empty, observe, classes=[klass], relevant=relevant)
         self._pending[(id(klass), kind)] = (klass, table)
         return table

@@ -58,6 +58,12 @@ class BudgetExceeded(Exception):
     """The simulation needed more than its budget of block visits."""
 
 
+class StatesSplit(Exception):
+    """A simulation run with ``single_valued`` met two property values at one program point (two states at a block
+    entry, after an instruction, or at one exiting instruction): the caller's premise (every point has one
+    property value) does not hold, and it falls back to what it would have run otherwise."""
+
+
 @mypyc_attr(native_class=False)  # mypyc compiles no subclass of a built-in type
 class Fork(frozenset[Hashable]):
     """Returned by a transfer function: the instruction leads to any one of these property values (a ``call``
@@ -99,11 +105,14 @@ class PropertySimulation:
                  observe: Observe | None = None, budget: int | None = None,
                  relevant: Callable[[Instruction], bool] | None = None, init_facts: Facts = frozenset(),
                  oracle: GuardOracle | None = None, transfer_facts: bool = False,
-                 feasibility: Feasibility | None = None) -> None:
+                 feasibility: Feasibility | None = None, single_valued: bool = False) -> None:
         """``init_facts``: the facts of the entry state (a callee simulated at a call starts with the caller's);
         ``oracle``: evaluates the predicates (default: the class's ``GuardOracle`` of ``va``);
         ``transfer_facts``: ``transfer(prop, inst, facts)`` is called instead, and may return ``Branches``;
-        ``feasibility``: asked of a branch both of whose outcomes the facts leave open (``analysis.feasibility``)."""
+        ``feasibility``: asked of a branch both of whose outcomes the facts leave open (``analysis.feasibility``);
+        ``single_valued``: ``run`` raises ``StatesSplit`` as soon as two property values meet at one program point
+        (``SyncModel._single_valued_releases`` reads a batched run only when every point had one)."""
+        self.single_valued = single_valued
         self.feasibility = feasibility
         self.cfg = cfg
         self.va = va
@@ -239,6 +248,8 @@ class PropertySimulation:
         g = cfg.graph
         entry_states: dict[Node, dict[Hashable, Facts]] = {}
         exits: dict[tuple[Hashable, int], ExitState] = {}
+        single = self.single_valued
+        exit_prop: dict[int, Hashable] = {}  # with ``single``: the one property value seen at each exiting instruction
         # the worklist is a heap ordered by reverse post-order: a join is processed after all of its forward
         # predecessors, so each block of an acyclic region is visited once per property change instead of once per
         # arrival (a LIFO stack re-walked everything below a join each time one more predecessor arrived: quadratic
@@ -250,6 +261,8 @@ class PropertySimulation:
         def arrive(node: Node, prop: Hashable, facts: Facts, from_inst: Instruction | None) -> None:
             if node == EXIT:
                 k = (prop, from_inst.index if from_inst is not None else -1)
+                if single and exit_prop.setdefault(k[1], prop) != prop:
+                    raise StatesSplit()
                 old = exits.get(k)
                 if old is None:
                     exits[k] = ExitState(prop, facts, from_inst)
@@ -262,6 +275,8 @@ class PropertySimulation:
             had = states.get(prop)
             if had is None:
                 states[prop] = facts
+                if single and len(states) > 1:
+                    raise StatesSplit()
             else:
                 new = had & facts
                 if new == had:
@@ -365,6 +380,8 @@ class PropertySimulation:
                             old = nxt.get(p)
                             nxt[p] = f if old is None else (old & f)
                 states = nxt
+                if single and len(nxt) > 1:
+                    raise StatesSplit()
                 if seq is only and len(deps) != self._deps_seen:
                     self._refresh_deps()
                     if not self._dep_indices.isdisjoint(others):  # walk the rest of the block in full

@@ -14,7 +14,7 @@ from tmemlint.analysis.flow import executing_classes, warps_of
 from tmemlint.analysis.inline import inline_calls
 from tmemlint.analysis.lifecycle import Lifecycle
 from tmemlint.analysis.order import SyncModel
-from tmemlint.analysis.paths import BudgetExceeded, ExitState, PropertySimulation, identity_transfer
+from tmemlint.analysis.paths import BudgetExceeded, ExitState, PropertySimulation, StatesSplit, identity_transfer
 from tmemlint.analysis.regions import AddressSets
 from tmemlint.analysis.threads import ThreadModel, thread_model
 from tmemlint.analysis.tmem import TmemSites, tmem_sites
@@ -293,6 +293,29 @@ class FunctionContext:
             if exits is not None:
                 out.append((klass, exits))
         return out
+
+    def simulate_single_valued(self, transfer, init, klass, relevant=None) -> list[ExitState] | None:
+        """One ``PropertySimulation`` of ``transfer`` from ``init`` for ``klass`` with ``single_valued``: its exit
+        states, or None when two property values met at one program point (``paths.StatesSplit``) or the budget was
+        exceeded; nothing is noted in ``bounded`` (the caller then runs what this replaces, which notes it).  Logged
+        in ``simulations`` as every run is (result None when it did not finish)."""
+        sim = PropertySimulation(self.cfg, self.values, klass, transfer, init, relevant=relevant,
+                                 feasibility=self.feasibility, single_valued=True)
+        p = profile.ACTIVE
+        if p is not None:
+            p.push("simulation")
+        try:
+            exits: list[ExitState] | None = sim.run()
+        except (BudgetExceeded, StatesSplit):
+            exits = None
+        finally:
+            if p is not None:
+                p.pop()
+        self.simulations.append(SimulationKey(
+            klass.warps, self._relevant_set(relevant), transfer_identity(transfer), _hashable(init),
+            None if exits is None else frozenset((e.prop, e.facts, -1 if e.exit_inst is None else e.exit_inst.index)
+                                                 for e in exits)))
+        return exits
 
     def _replay(self, klass, relevant, init, observe) -> list[ExitState] | None:
         """``simulate`` of ``identity_transfer`` for ``klass``: the property never changes, so the paths, and the
