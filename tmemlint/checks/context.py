@@ -275,22 +275,10 @@ class FunctionContext:
             sim = PropertySimulation(self.cfg, self.values, klass, transfer, init,
                                      observe=(lambda p, i, f, k=klass: observe(k, p, i, f)) if observe else None,
                                      relevant=relevant, feasibility=self.feasibility)
-            p = profile.ACTIVE
-            if p is not None:
-                p.push("simulation")
-            try:
-                exits = sim.run()
-            except BudgetExceeded:
+            exits = self._run_logged(sim, klass, transfer, init, relevant)
+            if exits is None:  # not single-valued: only the budget stops it
                 self.bounded.append(f"path simulation of {klass!r} exceeded its budget")
-                exits = None
-            finally:
-                if p is not None:
-                    p.pop()
-            self.simulations.append(SimulationKey(
-                klass.warps, self._relevant_set(relevant), transfer_identity(transfer), _hashable(init),
-                None if exits is None else frozenset((e.prop, e.facts, -1 if e.exit_inst is None else e.exit_inst.index)
-                                                     for e in exits)))
-            if exits is not None:
+            else:
                 out.append((klass, exits))
         return out
 
@@ -301,6 +289,12 @@ class FunctionContext:
         in ``simulations`` as every run is (result None when it did not finish)."""
         sim = PropertySimulation(self.cfg, self.values, klass, transfer, init, relevant=relevant,
                                  feasibility=self.feasibility, single_valued=True)
+        return self._run_logged(sim, klass, transfer, init, relevant)
+
+    def _run_logged(self, sim, klass, transfer, init, relevant) -> list[ExitState] | None:
+        """Runs ``sim`` under the profile's "simulation" phase and logs it in ``simulations``: its exit states, or
+        None when its budget was exceeded (``BudgetExceeded``) or, single-valued, two property values met at one
+        program point (``StatesSplit``); raises neither."""
         p = profile.ACTIVE
         if p is not None:
             p.push("simulation")
